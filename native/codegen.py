@@ -1,0 +1,325 @@
+#!/usr/bin/env python3
+"""Write the kernel tables of both backends from one source.
+
+Inputs: native/constants.toml and the pinned Unicode Character Database in native/ucd/.
+Outputs: rust/memwire-core/src/generated.rs and python/memwire/_pure/_generated.py.
+
+    python native/codegen.py           # (re)write both files
+    python native/codegen.py --check   # exit 1 if either file differs from what would be written
+
+The tables are derived only from the pinned UCD files, never from the running interpreter's
+`unicodedata` or the compiler's `char` methods: those follow whatever Unicode version ships with
+them, and the two backends would drift apart (docs/parity.md, "Tokenizer").
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+UCD = ROOT / "native" / "ucd"
+RUST_OUT = ROOT / "rust" / "memwire-core" / "src" / "generated.rs"
+PY_OUT = ROOT / "python" / "memwire" / "_pure" / "_generated.py"
+
+SEP, WORD, CJK, JOIN = 0, 1, 2, 3
+# Bases whose accents are folded away: Latin, Greek and Cyrillic (incl. their extended blocks).
+STRIP_BASE_RANGES = ((0x0000, 0x052F), (0x1E00, 0x1FFF))
+# Overrides of the full case folding, applied before accent stripping. U+0130 (capital I with
+# dot above) folds to "i" + U+0307 in CaseFolding.txt; folding it to plain "i" keeps Turkish
+# words findable from ASCII queries.
+FOLD_OVERRIDES = {0x0130: "i"}
+MAX_CP = 0x10FFFF
+
+
+def _lines(name: str) -> list[list[str]]:
+    with gzip.open(UCD / f"{name}.txt.gz", "rt", encoding="utf-8") as fh:
+        rows = []
+        for raw in fh:
+            line = raw.split("#", 1)[0].strip()
+            if line:
+                rows.append([field.strip() for field in line.split(";")])
+        return rows
+
+
+def _range(field: str) -> range:
+    if ".." in field:
+        lo, hi = field.split("..")
+        return range(int(lo, 16), int(hi, 16) + 1)
+    return range(int(field, 16), int(field, 16) + 1)
+
+
+def load_ucd() -> tuple[dict[int, str], dict[int, list[int]], dict[int, str], set[int], dict[int, str]]:
+    """General category, canonical decomposition, script, default-ignorables, full case folding."""
+    category: dict[int, str] = {}
+    decomposition: dict[int, list[int]] = {}
+    first: int | None = None
+    for row in _lines("UnicodeData"):
+        cp, name, cat = int(row[0], 16), row[1], row[2]
+        if name.endswith(", First>"):
+            first = cp
+            continue
+        if name.endswith(", Last>"):
+            assert first is not None
+            for c in range(first, cp + 1):
+                category[c] = cat
+            first = None
+            continue
+        category[cp] = cat
+        decomp = row[5]
+        if decomp and not decomp.startswith("<"):
+            decomposition[cp] = [int(x, 16) for x in decomp.split()]
+    script: dict[int, str] = {}
+    for row in _lines("Scripts"):
+        for cp in _range(row[0]):
+            script[cp] = row[1]
+    ignorable: set[int] = set()
+    for row in _lines("DerivedCoreProperties"):
+        if row[1] == "Default_Ignorable_Code_Point":
+            ignorable.update(_range(row[0]))
+    folding: dict[int, str] = {}
+    for row in _lines("CaseFolding"):
+        cp, status, mapping = int(row[0], 16), row[1], row[2]
+        if status in ("C", "F"):
+            folding[cp] = "".join(chr(int(x, 16)) for x in mapping.split())
+    return category, decomposition, script, ignorable, folding
+
+
+def build_tables(constants: dict) -> tuple[list[tuple[int, int, int]], dict[int, str]]:
+    category, decomposition, script, ignorable, folding = load_ucd()
+    tok = constants["tokenizer"]
+    joiners = {ord(c) for c in tok["joiners"]}
+    cjk_extra = set(tok["cjk_extra"])
+    cjk_scripts = set(tok["cjk_scripts"])
+
+    def full_decomposition(cp: int) -> list[int]:
+        if cp not in decomposition:
+            return [cp]
+        out: list[int] = []
+        for c in decomposition[cp]:
+            out.extend(full_decomposition(c))
+        return out
+
+    def strip(cp: int) -> str:
+        parts = full_decomposition(cp)
+        base, marks = parts[0], parts[1:]
+        if (
+            marks
+            and any(lo <= base <= hi for lo, hi in STRIP_BASE_RANGES)
+            and all(category.get(m) == "Mn" for m in marks)
+        ):
+            return chr(base)
+        return chr(cp)
+
+    def fold_once(cp: int) -> str:
+        if cp in ignorable:
+            return ""
+        folded = FOLD_OVERRIDES.get(cp, folding.get(cp, chr(cp)))
+        return "".join(strip(ord(c)) for c in folded)
+
+    fold: dict[int, str] = {}
+    for cp in range(MAX_CP + 1):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        out = fold_once(cp)
+        for _ in range(4):  # reach a fixpoint: folding a folded string changes nothing
+            nxt = "".join(fold_once(ord(c)) for c in out)
+            if nxt == out:
+                break
+            out = nxt
+        else:
+            raise SystemExit(f"case folding of U+{cp:04X} does not converge")
+        if out != chr(cp):
+            fold[cp] = out
+
+    def char_class(cp: int) -> int:
+        if cp in joiners:
+            return JOIN
+        cat = category.get(cp, "Cn")
+        if cat[0] in "LNM":
+            if cp in cjk_extra or script.get(cp) in cjk_scripts:
+                return CJK
+            return WORD
+        return SEP
+
+    ranges: list[tuple[int, int, int]] = []
+    for cp in range(MAX_CP + 1):
+        cls = char_class(cp)
+        if cls == SEP:
+            continue
+        if ranges and ranges[-1][1] == cp - 1 and ranges[-1][2] == cls:
+            ranges[-1] = (ranges[-1][0], cp, cls)
+        else:
+            ranges.append((cp, cp, cls))
+    return ranges, fold
+
+
+HEADER = "generated by native/codegen.py from native/constants.toml and native/ucd/; do not edit"
+
+
+def _py_str(s: str) -> str:
+    out = []
+    for ch in s:
+        cp = ord(ch)
+        if 0x20 <= cp < 0x7F and ch not in "\\\"":
+            out.append(ch)
+        elif cp <= 0xFFFF:
+            out.append(f"\\u{cp:04x}")
+        else:
+            out.append(f"\\U{cp:08x}")
+    return '"' + "".join(out) + '"'
+
+
+def _rs_str(s: str) -> str:
+    out = []
+    for ch in s:
+        cp = ord(ch)
+        if 0x20 <= cp < 0x7F and ch not in "\\\"":
+            out.append(ch)
+        else:
+            out.append(f"\\u{{{cp:x}}}")
+    return '"' + "".join(out) + '"'
+
+
+def _rs_f64(x: float) -> str:
+    text = repr(float(x))
+    return text if ("." in text or "e" in text) else text + ".0"
+
+
+def render_python(c: dict, ranges: list[tuple[int, int, int]], fold: dict[int, str]) -> str:
+    tok, fusion, dense, snap = c["tokenizer"], c["fusion"], c["dense"], c["snapshot"]
+    lines = [
+        f"# {HEADER}",
+        '"""Constants and Unicode tables of the kernel contract (see docs/parity.md)."""',
+        "",
+        f"CONTRACT_VERSION = {c['contract']['version']}",
+        f"UNICODE_VERSION = {_py_str(c['unicode']['version'])}",
+        f"TOKENIZER_VERSION = {tok['version']}",
+        f"MAX_TOKEN_CHARS = {tok['max_token_chars']}",
+        f"JOINERS = {_py_str(tok['joiners'])}",
+        "STOPWORDS = frozenset(",
+        "    (",
+        *[f"        {_py_str(w)}," for w in sorted(tok["stopwords"])],
+        "    )",
+        ")",
+        f"BM25_K1 = {float(c['bm25']['k1'])!r}",
+        f"BM25_B = {float(c['bm25']['b'])!r}",
+        f"RRF_K = {float(fusion['rrf_k'])!r}",
+        f"DEFAULT_WEIGHTS = ({', '.join(repr(float(w)) for w in fusion['default_weights'])})",
+        f"DEFAULT_DEPTH = {fusion['default_depth']}",
+        f"CHARS_PER_TOKEN = {c['budget']['chars_per_token']}",
+        f"TRUNCATION_MARKER = {_py_str(c['budget']['truncation_marker'])}",
+        f"DENSE_SCALE = {dense['scale']}",
+        f"DENSE_EXACT_MAX = {dense['exact_max']}",
+        f"HNSW_OVERSAMPLE = {dense['hnsw_oversample']}",
+        f"HNSW_CONNECTIVITY = {dense['hnsw_connectivity']}",
+        f"HNSW_EXPANSION_ADD = {dense['hnsw_expansion_add']}",
+        f"HNSW_EXPANSION_SEARCH = {dense['hnsw_expansion_search']}",
+        f"SNAPSHOT_FORMAT = {_py_str(snap['format'])}",
+        f"SNAPSHOT_VERSION = {snap['version']}",
+        "",
+        "# Character classes: 0 separator (not listed), 1 word, 2 CJK, 3 joiner.",
+        "# (first, last, class), inclusive, sorted, non-overlapping.",
+        "CLASS_RANGES: tuple[tuple[int, int, int], ...] = (",
+        *[f"    (0x{lo:04X}, 0x{hi:04X}, {cls})," for lo, hi, cls in ranges],
+        ")",
+        "",
+        "# Code point -> its folded form (full case folding, accents of Latin/Greek/Cyrillic",
+        "# removed, default-ignorables deleted); code points that fold to themselves are absent.",
+        "FOLD: dict[int, str] = {",
+        *[f"    0x{cp:04X}: {_py_str(s)}," for cp, s in sorted(fold.items())],
+        "}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def render_rust(c: dict, ranges: list[tuple[int, int, int]], fold: dict[int, str]) -> str:
+    tok, fusion, dense, snap = c["tokenizer"], c["fusion"], c["dense"], c["snapshot"]
+    stop = sorted(tok["stopwords"])
+    lines = [
+        f"// {HEADER}",
+        "//! Constants and Unicode tables of the kernel contract (see docs/parity.md).",
+        "",
+        f"pub const CONTRACT_VERSION: u32 = {c['contract']['version']};",
+        f"pub const UNICODE_VERSION: &str = {_rs_str(c['unicode']['version'])};",
+        f"pub const TOKENIZER_VERSION: u32 = {tok['version']};",
+        f"pub const MAX_TOKEN_CHARS: usize = {tok['max_token_chars']};",
+        f"pub const JOINERS: &str = {_rs_str(tok['joiners'])};",
+        "/// Sorted by byte order, for binary search.",
+        f"pub static STOPWORDS: [&str; {len(stop)}] = [",
+        *[f"    {_rs_str(w)}," for w in sorted(stop, key=lambda w: w.encode())],
+        "];",
+        f"pub const BM25_K1: f64 = {_rs_f64(c['bm25']['k1'])};",
+        f"pub const BM25_B: f64 = {_rs_f64(c['bm25']['b'])};",
+        f"pub const RRF_K: f64 = {_rs_f64(fusion['rrf_k'])};",
+        "pub const DEFAULT_WEIGHTS: [f64; 3] = ["
+        + ", ".join(_rs_f64(w) for w in fusion["default_weights"])
+        + "];",
+        f"pub const DEFAULT_DEPTH: usize = {fusion['default_depth']};",
+        f"pub const CHARS_PER_TOKEN: usize = {c['budget']['chars_per_token']};",
+        f"pub const TRUNCATION_MARKER: &str = {_rs_str(c['budget']['truncation_marker'])};",
+        f"pub const DENSE_SCALE: i32 = {dense['scale']};",
+        f"pub const DENSE_EXACT_MAX: usize = {dense['exact_max']};",
+        f"pub const HNSW_OVERSAMPLE: usize = {dense['hnsw_oversample']};",
+        f"pub const HNSW_CONNECTIVITY: usize = {dense['hnsw_connectivity']};",
+        f"pub const HNSW_EXPANSION_ADD: usize = {dense['hnsw_expansion_add']};",
+        f"pub const HNSW_EXPANSION_SEARCH: usize = {dense['hnsw_expansion_search']};",
+        f"pub const SNAPSHOT_FORMAT: &str = {_rs_str(snap['format'])};",
+        f"pub const SNAPSHOT_VERSION: u32 = {snap['version']};",
+        "",
+        "pub const CLASS_SEP: u8 = 0;",
+        "pub const CLASS_WORD: u8 = 1;",
+        "pub const CLASS_CJK: u8 = 2;",
+        "pub const CLASS_JOIN: u8 = 3;",
+        "",
+        "/// (first, last, class), inclusive, sorted, non-overlapping; absent code points are separators.",
+        "#[rustfmt::skip]",
+        "pub static CLASS_RANGES: &[(u32, u32, u8)] = &[",
+        *[f"    (0x{lo:04X}, 0x{hi:04X}, {cls})," for lo, hi, cls in ranges],
+        "];",
+        "",
+        "/// Code point -> folded form, sorted by code point; code points that fold to themselves are absent.",
+        "#[rustfmt::skip]",
+        "pub static FOLD: &[(u32, &str)] = &[",
+        *[f"    (0x{cp:04X}, {_rs_str(s)})," for cp, s in sorted(fold.items())],
+        "];",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="fail if a generated file is stale")
+    args = parser.parse_args(argv)
+    constants = tomllib.loads((ROOT / "native" / "constants.toml").read_text(encoding="utf-8"))
+    ranges, fold = build_tables(constants)
+    outputs = {
+        PY_OUT: render_python(constants, ranges, fold),
+        RUST_OUT: render_rust(constants, ranges, fold),
+    }
+    stale = []
+    for path, text in outputs.items():
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if current == text:
+            continue
+        if args.check:
+            stale.append(path.relative_to(ROOT))
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {path.relative_to(ROOT)}")
+    if stale:
+        print("stale generated files (run `python native/codegen.py`):", *stale, sep="\n  ")
+        return 1
+    if args.check:
+        print("generated tables are up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""Choose the kernel backend: the ONLY module that imports the compiled extension.
+
+``MEMWIRE_BACKEND`` is read once, at first use:
+
+- ``auto`` (default): the Rust extension when it is installed and matches this package, else
+  the pure-Python kernel (which ranks identically, only slower);
+- ``rust``: the Rust extension or a :class:`~memwire.errors.BackendError`;
+- ``python``: the pure-Python kernel.
+
+An extension built for another contract or package version is refused rather than trusted:
+mixing a stale ``.so`` with newer Python code would silently rank differently.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING, cast
+
+from memwire.errors import BackendError
+
+if TYPE_CHECKING:
+    from memwire._kernel import Kernel
+
+__all__ = ["BackendInfo", "backend_info", "get_kernel", "load_kernel"]
+
+CHOICES = ("auto", "rust", "python")
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """Which kernel runs, and why."""
+
+    name: str
+    """``"rust"`` or ``"python"``."""
+    requested: str
+    """The value of ``MEMWIRE_BACKEND`` (``"auto"`` when unset)."""
+    reason: str
+    """One sentence saying why this backend was chosen."""
+    version: str
+    """The memwire package version."""
+    contract: int
+    """The kernel contract version (docs/parity.md)."""
+
+    def __str__(self) -> str:
+        return f"memwire {self.version}: {self.name} backend ({self.reason})"
+
+
+_lock = threading.Lock()
+_chosen: tuple[Kernel, BackendInfo] | None = None
+
+
+def _load_rust() -> ModuleType:
+    """Import the compiled module and verify it belongs to this package."""
+    from memwire import __version__
+    from memwire._pure import _generated
+
+    try:
+        native = importlib.import_module("memwire._native")
+    except ImportError as exc:
+        raise BackendError(f"the Rust extension memwire._native is not installed ({exc})") from exc
+    contract = getattr(native, "CONTRACT_VERSION", None)
+    if contract != _generated.CONTRACT_VERSION:
+        raise BackendError(
+            f"the Rust extension implements kernel contract {contract}, this package needs "
+            f"{_generated.CONTRACT_VERSION}; rebuild it (pip install -e .)"
+        )
+    version = getattr(native, "__version__", None)
+    if version != __version__:
+        raise BackendError(
+            f"the Rust extension is version {version}, the package is {__version__}; "
+            "rebuild it (pip install -e .)"
+        )
+    return native
+
+
+def load_kernel(name: str) -> Kernel:
+    """Load one backend by name (``"rust"`` or ``"python"``), for tests and benchmarks.
+
+    Unlike :func:`get_kernel` this ignores ``MEMWIRE_BACKEND`` and never falls back.
+    """
+    if name == "rust":
+        return cast("Kernel", _load_rust())
+    if name == "python":
+        return cast("Kernel", importlib.import_module("memwire._pure"))
+    raise BackendError(f"unknown backend {name!r}; choose 'rust' or 'python'")
+
+
+def _choose() -> tuple[Kernel, BackendInfo]:
+    from memwire import __version__
+    from memwire._pure import _generated
+
+    requested = os.environ.get("MEMWIRE_BACKEND", "").strip().lower() or "auto"
+    if requested not in CHOICES:
+        raise BackendError(
+            f"MEMWIRE_BACKEND={requested!r} is not one of {', '.join(CHOICES)}"
+        )
+
+    def info(name: str, reason: str) -> BackendInfo:
+        return BackendInfo(name, requested, reason, __version__, _generated.CONTRACT_VERSION)
+
+    if requested == "python":
+        return load_kernel("python"), info("python", "MEMWIRE_BACKEND=python")
+    if requested == "rust":
+        return load_kernel("rust"), info("rust", "MEMWIRE_BACKEND=rust")
+    try:
+        return load_kernel("rust"), info("rust", "compiled extension found")
+    except BackendError as exc:
+        return load_kernel("python"), info("python", f"fallback: {exc}")
+
+
+def _get() -> tuple[Kernel, BackendInfo]:
+    global _chosen
+    if _chosen is None:
+        with _lock:
+            if _chosen is None:
+                _chosen = _choose()
+    return _chosen
+
+
+def get_kernel() -> Kernel:
+    """The kernel every part of memwire uses (chosen once per process)."""
+    return _get()[0]
+
+
+def backend_info() -> BackendInfo:
+    """Which backend runs and why; raises :class:`BackendError` for a bad ``MEMWIRE_BACKEND``."""
+    return _get()[1]

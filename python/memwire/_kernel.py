@@ -1,0 +1,84 @@
+"""The kernel contract: what both backends (Rust ``memwire._native``, pure ``memwire._pure``) provide.
+
+docs/parity.md specifies the behaviour; this module states the Python shape of it so that the
+rest of the package, and mypy, depend on the contract rather than on either implementation.
+Vectors cross this boundary as little-endian int16 ``bytes`` (see ``memwire._vectors``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+# (ordinal, fused score, bm25 rank, overlap rank, dense rank); a rank of 0 means absent.
+RecallRow = tuple[int, float, int, int, int]
+Scored = tuple[int, float]
+
+
+class BankIndex(Protocol):
+    """One bank's derived index: inverted lexical index plus optional dense vectors."""
+
+    @property
+    def dim(self) -> int: ...
+
+    def __len__(self) -> int: ...
+
+    def __contains__(self, ordinal: object) -> bool: ...
+
+    def add(self, ordinal: int, text: str, vector: bytes | None = None) -> None: ...
+
+    def add_many(
+        self,
+        ordinals: Sequence[int],
+        texts: Sequence[str],
+        vectors: Sequence[bytes | None] | None = None,
+    ) -> None: ...
+
+    def remove(self, ordinal: int) -> bool: ...
+
+    def search_bm25(
+        self, query: str, k: int, allow: Sequence[int] | None = None
+    ) -> list[Scored]: ...
+
+    def search_overlap(
+        self, query: str, k: int, allow: Sequence[int] | None = None
+    ) -> list[Scored]: ...
+
+    def search_dense(
+        self, vector: bytes, k: int, allow: Sequence[int] | None = None
+    ) -> list[Scored]: ...
+
+    def recall(
+        self,
+        query: str,
+        limit: int,
+        weights: Sequence[float] | None = None,
+        depth: int | None = None,
+        allow: Sequence[int] | None = None,
+        vector: bytes | None = None,
+    ) -> list[RecallRow]: ...
+
+    def stats(self) -> dict[str, int]: ...
+
+    def to_bytes(self) -> bytes: ...
+
+
+class BankIndexType(Protocol):
+    def __call__(self, dim: int = 0) -> BankIndex: ...
+
+    def from_bytes(self, data: bytes) -> BankIndex: ...
+
+
+class Kernel(Protocol):
+    """A backend module: ``memwire._native`` or ``memwire._pure``."""
+
+    CONTRACT_VERSION: int
+    BankIndex: BankIndexType
+
+    def tokenize(self, text: str) -> list[str]: ...
+
+    def rrf(
+        self, streams: Sequence[Sequence[int]], weights: Sequence[float]
+    ) -> list[Scored]: ...
+
+    def trim_to_budget(self, texts: Sequence[str], budget_tokens: int) -> list[tuple[int, str]]: ...

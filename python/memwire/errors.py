@@ -1,0 +1,42 @@
+"""The one exception hierarchy of memwire, raised by both kernels and every layer above them.
+
+Catch :class:`MemwireError` for anything memwire raises on purpose. Invalid input is also a
+:class:`ValueError` and a missing memory or bank also a :class:`LookupError`, so code that does
+not know memwire still handles them sensibly. Storage failures are opaque: their message never
+echoes SQL, file paths or tracebacks.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BackendError",
+    "InvalidInputError",
+    "MemwireError",
+    "NotFoundError",
+    "SnapshotError",
+    "StorageError",
+]
+
+
+class MemwireError(Exception):
+    """Base class of every error memwire raises on purpose."""
+
+
+class InvalidInputError(MemwireError, ValueError):
+    """An argument was rejected; nothing was changed."""
+
+
+class NotFoundError(MemwireError, LookupError):
+    """The memory or bank named does not exist."""
+
+
+class StorageError(MemwireError):
+    """The store failed; the message is deliberately opaque."""
+
+
+class SnapshotError(MemwireError):
+    """An index snapshot could not be read (corrupt, foreign or from another version)."""
+
+
+class BackendError(MemwireError, ImportError):
+    """The kernel backend asked for (``MEMWIRE_BACKEND``) cannot be used."""
