@@ -1,0 +1,293 @@
+"""The per-bank index of the pure kernel: inverted lexical index plus optional dense vectors.
+
+Scoring is vectorised with numpy but stays bit-identical to the Rust kernel: every element is
+computed by the same sequence of single IEEE-754 operations (docs/parity.md, "BM25"), and a
+document's score is accumulated term by term in query order.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+from pyroaring import BitMap
+
+from memwire._pure import _checks
+from memwire._pure._generated import BM25_B, BM25_K1, DEFAULT_DEPTH, DEFAULT_WEIGHTS
+from memwire._pure.dense import DenseStore, decode
+from memwire._pure.ranking import rrf, top_k
+from memwire._pure.tokenizer import tokenize
+from memwire.errors import InvalidInputError
+
+__all__ = ["BankIndex"]
+
+_K1_PLUS_1 = BM25_K1 + 1.0
+
+
+class Postings:
+    """One term's documents (roaring bitmap) and their term frequencies, in ordinal order."""
+
+    __slots__ = ("_arrays", "docs", "tfs")
+
+    def __init__(self) -> None:
+        self.docs = BitMap()
+        self.tfs = array("I")
+        self._arrays: tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]] | None = None
+
+    def add(self, ordinal: int, tf: int) -> None:
+        if not self.docs or ordinal > self.docs.max():
+            self.docs.add(ordinal)
+            self.tfs.append(tf)
+        else:
+            self.docs.add(ordinal)
+            self.tfs.insert(self.docs.rank(ordinal) - 1, tf)
+        self._arrays = None
+
+    def remove(self, ordinal: int) -> None:
+        del self.tfs[self.docs.rank(ordinal) - 1]
+        self.docs.remove(ordinal)
+        self._arrays = None
+
+    def arrays(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+        if self._arrays is None:
+            ords = np.frombuffer(self.docs.to_array(), dtype=np.uint32).astype(np.intp)
+            self._arrays = (ords, np.frombuffer(self.tfs, dtype=np.uint32).astype(np.float64))
+        return self._arrays
+
+
+class BankIndex:
+    """One bank's derived index (see ``memwire._kernel.BankIndex``)."""
+
+    def __init__(self, dim: int = 0) -> None:
+        self._dense = DenseStore(_checks.dim(dim)) if dim else None
+        self._dim = dim
+        self._live = BitMap()
+        self._vocab: dict[str, Postings] = {}
+        self._doc_len = np.zeros(16, dtype=np.uint32)
+        self._total_len = 0
+        # Distinct terms per document, needed only by remove(); rebuilt lazily after a load.
+        self._doc_terms: dict[int, tuple[str, ...]] | None = {}
+        self._norm_cache: tuple[int, int, npt.NDArray[np.float64]] | None = None
+
+    # -- size ----------------------------------------------------------------------------
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+    def __contains__(self, ordinal: object) -> bool:
+        return isinstance(ordinal, int) and 0 <= ordinal < 2**32 and ordinal in self._live
+
+    def stats(self) -> dict[str, int]:
+        return {
+            "docs": len(self._live),
+            "terms": len(self._vocab),
+            "total_len": self._total_len,
+            "vectors": len(self._dense) if self._dense is not None else 0,
+            "dim": self._dim,
+        }
+
+    # -- writes --------------------------------------------------------------------------
+    def _vector(self, vector: bytes | None) -> npt.NDArray[np.int16] | None:
+        if vector is None:
+            return None
+        return decode(bytes(vector), self._dim)
+
+    def add(self, ordinal: int, text: str, vector: bytes | None = None) -> None:
+        self.add_many([ordinal], [text], [vector])
+
+    def add_many(
+        self,
+        ordinals: Sequence[int],
+        texts: Sequence[str],
+        vectors: Sequence[bytes | None] | None = None,
+    ) -> None:
+        if len(ordinals) != len(texts) or (vectors is not None and len(vectors) != len(texts)):
+            raise InvalidInputError("ordinals, texts and vectors must have the same length")
+        seen: set[int] = set()
+        for o in ordinals:
+            _checks.ordinal(o)
+            if o in self._live or o in seen:
+                raise InvalidInputError(f"ordinal {o} is already indexed")
+            seen.add(o)
+        decoded = [self._vector(v) for v in vectors] if vectors is not None else None
+        for i, (o, text) in enumerate(zip(ordinals, texts)):
+            self._add_one(o, text)
+            vec = decoded[i] if decoded is not None else None
+            if vec is not None and self._dense is not None:
+                self._dense.add(o, vec)
+
+    def _add_one(self, ordinal: int, text: str) -> None:
+        counts: dict[str, int] = {}
+        tokens = tokenize(text)
+        for tok in tokens:
+            counts[tok] = counts.get(tok, 0) + 1
+        vocab = self._vocab
+        for term, tf in counts.items():
+            postings = vocab.get(term)
+            if postings is None:
+                postings = vocab[term] = Postings()
+            postings.add(ordinal, tf)
+        if ordinal >= len(self._doc_len):
+            grown = np.zeros(max(ordinal + 1, 2 * len(self._doc_len)), dtype=np.uint32)
+            grown[: len(self._doc_len)] = self._doc_len
+            self._doc_len = grown
+        self._doc_len[ordinal] = len(tokens)
+        self._total_len += len(tokens)
+        self._live.add(ordinal)
+        if self._doc_terms is not None:
+            self._doc_terms[ordinal] = tuple(counts)
+
+    def remove(self, ordinal: int) -> bool:
+        _checks.ordinal(ordinal)
+        if ordinal not in self._live:
+            return False
+        if self._doc_terms is None:
+            self._rebuild_doc_terms()
+        assert self._doc_terms is not None
+        for term in self._doc_terms.pop(ordinal):
+            postings = self._vocab[term]
+            postings.remove(ordinal)
+            if not postings.docs:
+                del self._vocab[term]
+        self._total_len -= int(self._doc_len[ordinal])
+        self._doc_len[ordinal] = 0
+        self._live.remove(ordinal)
+        if self._dense is not None:
+            self._dense.remove(ordinal)
+        return True
+
+    def _rebuild_doc_terms(self) -> None:
+        terms: dict[int, list[str]] = {o: [] for o in self._live}
+        for term in sorted(self._vocab, key=lambda t: t.encode()):
+            for o in self._vocab[term].docs:
+                terms[o].append(term)
+        self._doc_terms = {o: tuple(ts) for o, ts in terms.items()}
+
+    # -- lexical search ------------------------------------------------------------------
+    def _norms(self) -> npt.NDArray[np.float64]:
+        n = len(self._live)
+        cache = self._norm_cache
+        if cache is None or cache[0] != n or cache[1] != self._total_len or len(cache[2]) != len(
+            self._doc_len
+        ):
+            avgdl = self._total_len / n
+            dl = self._doc_len.astype(np.float64)
+            norm = BM25_K1 * ((1.0 - BM25_B) + BM25_B * (dl / avgdl))
+            cache = self._norm_cache = (n, self._total_len, norm)
+        return cache[2]
+
+    def _mask(self, allow: Sequence[int] | None) -> npt.NDArray[np.bool_] | None:
+        if allow is None:
+            return None
+        mask = np.zeros(len(self._doc_len), dtype=bool)
+        idx = np.fromiter((o for o in allow if 0 <= o < len(mask)), dtype=np.intp)
+        mask[idx] = True
+        return mask
+
+    def _lexical(
+        self, query: str, allow: Sequence[int] | None
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Matching ordinals (ascending) with their BM25 scores and overlap counts."""
+        n = len(self._live)
+        empty = np.zeros(0, dtype=np.intp)
+        if n == 0 or self._total_len == 0:
+            return empty, np.zeros(0), np.zeros(0)
+        terms = list(dict.fromkeys(tokenize(query)))
+        norm = self._norms()
+        mask = self._mask(allow)
+        acc = np.zeros(len(self._doc_len), dtype=np.float64)
+        hits = np.zeros(len(self._doc_len), dtype=np.float64)
+        for term in terms:
+            postings = self._vocab.get(term)
+            if postings is None:
+                continue
+            df = len(postings.docs)
+            idf = math.log(1.0 + ((n - df) + 0.5) / (df + 0.5))
+            ords, tfs = postings.arrays()
+            if mask is not None:
+                keep = mask[ords]
+                ords, tfs = ords[keep], tfs[keep]
+            acc[ords] += idf * ((tfs * _K1_PLUS_1) / (tfs + norm[ords]))
+            hits[ords] += 1.0
+        matched = np.flatnonzero(hits)
+        return matched, acc[matched], hits[matched]
+
+    def search_bm25(
+        self, query: str, k: int, allow: Sequence[int] | None = None
+    ) -> list[tuple[int, float]]:
+        _checks.at_least_one("k", k)
+        ords, scores, _ = self._lexical(query, allow)
+        return top_k(ords, scores, k)
+
+    def search_overlap(
+        self, query: str, k: int, allow: Sequence[int] | None = None
+    ) -> list[tuple[int, float]]:
+        _checks.at_least_one("k", k)
+        ords, scores, counts = self._lexical(query, allow)
+        return _overlap_top(ords, scores, counts, k)
+
+    def search_dense(
+        self, vector: bytes, k: int, allow: Sequence[int] | None = None
+    ) -> list[tuple[int, float]]:
+        _checks.at_least_one("k", k)
+        query = decode(bytes(vector), self._dim)
+        if self._dense is None:
+            return []
+        return self._dense.search(query, k, set(allow) if allow is not None else None)
+
+    def recall(
+        self,
+        query: str,
+        limit: int,
+        weights: Sequence[float] | None = None,
+        depth: int | None = None,
+        allow: Sequence[int] | None = None,
+        vector: bytes | None = None,
+    ) -> list[tuple[int, float, int, int, int]]:
+        _checks.at_least_one("k", limit)
+        ws = _checks.weights(DEFAULT_WEIGHTS if weights is None else weights, 3)
+        depth = _checks.at_least_one("depth", DEFAULT_DEPTH if depth is None else depth)
+        dense: list[tuple[int, float]] = []
+        if vector is not None:
+            dense = self.search_dense(vector, depth, allow)
+        ords, scores, counts = self._lexical(query, allow)
+        streams = [
+            [o for o, _ in top_k(ords, scores, depth)],
+            [o for o, _ in _overlap_top(ords, scores, counts, depth)],
+            [o for o, _ in dense],
+        ]
+        ranks = [{o: r for r, o in enumerate(s, 1)} for s in streams]
+        return [
+            (o, score, ranks[0].get(o, 0), ranks[1].get(o, 0), ranks[2].get(o, 0))
+            for o, score in rrf(streams, ws)[:limit]
+        ]
+
+    # -- snapshots -----------------------------------------------------------------------
+    def to_bytes(self) -> bytes:
+        from memwire._pure.snapshot import dump
+
+        return dump(self)
+
+    @staticmethod
+    def from_bytes(data: bytes) -> BankIndex:
+        from memwire._pure.snapshot import load
+
+        return load(data)
+
+
+def _overlap_top(
+    ords: npt.NDArray[np.intp],
+    scores: npt.NDArray[np.float64],
+    counts: npt.NDArray[np.float64],
+    k: int,
+) -> list[tuple[int, float]]:
+    if len(ords) == 0:
+        return []
+    order = np.lexsort((ords, -(scores + 0.0), -counts))[:k]
+    return [(int(o), float(c)) for o, c in zip(ords[order], counts[order])]

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Build the pure-Python ``py3-none-any`` wheel of memwire (no compiled kernel inside).
+
+    python scripts/build_pure_wheel.py [--out dist]
+
+It is the fallback for platforms without a platform wheel: the same package, the pure kernel
+only (``memwire.backend_info()`` then reports python). Metadata comes from pyproject.toml, so
+the two kinds of wheel never disagree on version or dependencies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import tomllib
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = ROOT / "python"
+
+
+def _record_hash(data: bytes) -> str:
+    digest = hashlib.sha256(data).digest()
+    return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def metadata(project: dict) -> str:
+    lines = [
+        "Metadata-Version: 2.1",
+        f"Name: {project['name']}",
+        f"Version: {project['version']}",
+        f"Summary: {project['description']}",
+        f"Requires-Python: {project['requires-python']}",
+        f"License: {project['license']['text']}",
+    ]
+    lines += [f"Requires-Dist: {dep.split('#')[0].strip()}" for dep in project["dependencies"]]
+    for extra, deps in project.get("optional-dependencies", {}).items():
+        lines.append(f"Provides-Extra: {extra}")
+        lines += [f'Requires-Dist: {dep}; extra == "{extra}"' for dep in deps]
+    lines += ["Description-Content-Type: text/markdown", ""]
+    return "\n".join(lines) + (ROOT / project["readme"]).read_text(encoding="utf-8")
+
+
+def build(out: Path) -> Path:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    name, version = project["name"], project["version"]
+    dist_info = f"{name}-{version}.dist-info"
+    files: dict[str, bytes] = {}
+    for path in sorted((SOURCE / name).rglob("*")):
+        rel = path.relative_to(SOURCE).as_posix()
+        if path.is_dir() or "__pycache__" in rel or path.suffix in {".so", ".pyd", ".pyc"}:
+            continue
+        if path.name.startswith("_native") and path.suffix != ".pyi":
+            continue
+        files[rel] = path.read_bytes()
+    files[f"{dist_info}/METADATA"] = metadata(project).encode()
+    files[f"{dist_info}/WHEEL"] = (
+        "Wheel-Version: 1.0\nGenerator: memwire build_pure_wheel\nRoot-Is-Purelib: true\n"
+        "Tag: py3-none-any\n"
+    ).encode()
+    scripts = project.get("scripts", {})
+    if scripts:
+        entry = "[console_scripts]\n" + "".join(f"{k} = {v}\n" for k, v in scripts.items())
+        files[f"{dist_info}/entry_points.txt"] = entry.encode()
+    record = "".join(f"{p},{_record_hash(d)},{len(d)}\n" for p, d in files.items())
+    record += f"{dist_info}/RECORD,,\n"
+    files[f"{dist_info}/RECORD"] = record.encode()
+    out.mkdir(parents=True, exist_ok=True)
+    wheel = out / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for rel, data in files.items():
+            zf.writestr(rel, data)
+    return wheel
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "dist", help="output folder")
+    args = parser.parse_args()
+    print(build(args.out))
+
+
+if __name__ == "__main__":
+    main()
