@@ -6,8 +6,47 @@ when the extension is unavailable. See :func:`backend_info`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from memwire._backend import BackendInfo, backend_info
+from memwire.errors import (
+    InvalidInputError,
+    MemwireError,
+    NotFoundError,
+    SnapshotError,
+    StorageError,
+)
+
+if TYPE_CHECKING:
+    from memwire.memory import Memory
+    from memwire.records import Hit, Record
 
 __version__ = "0.1.0"
 
-__all__ = ["BackendInfo", "__version__", "backend_info"]
+
+def __getattr__(name: str) -> Any:
+    # The Memory API (and sqlite3 with it) loads on first use, keeping `import memwire` light.
+    if name == "Memory":
+        from memwire.memory import Memory
+
+        return Memory
+    if name in ("Hit", "Record"):
+        from memwire import records
+
+        return getattr(records, name)
+    raise AttributeError(f"module 'memwire' has no attribute {name!r}")
+
+
+__all__ = [
+    "BackendInfo",
+    "Hit",
+    "InvalidInputError",
+    "Memory",
+    "MemwireError",
+    "NotFoundError",
+    "Record",
+    "SnapshotError",
+    "StorageError",
+    "__version__",
+    "backend_info",
+]

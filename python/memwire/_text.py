@@ -1,0 +1,109 @@
+"""Text validation and normalisation shared by every layer above the kernel.
+
+All text memwire stores or indexes goes through :func:`clean_text`: it must be a ``str``,
+contain no lone surrogates (they cannot be encoded as UTF-8, so they could not be stored), and
+is NFKC-normalised once, with the interpreter's :mod:`unicodedata`, so both kernels see the
+same strings (docs/parity.md, "Input the kernel may assume").
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+from memwire.errors import InvalidInputError
+
+__all__ = [
+    "MAX_BANK_CHARS",
+    "MAX_CONTENT_CHARS",
+    "MAX_CONTEXT_CHARS",
+    "MAX_DOCUMENT_ID_CHARS",
+    "MAX_QUERY_CHARS",
+    "MAX_TAGS",
+    "MAX_TAG_CHARS",
+    "clean_bank",
+    "clean_label",
+    "clean_tags",
+    "clean_text",
+    "index_text",
+    "nfkc",
+]
+
+MAX_CONTENT_CHARS = 100_000
+MAX_CONTEXT_CHARS = 20_000
+MAX_QUERY_CHARS = 10_000
+MAX_BANK_CHARS = 128
+MAX_TAG_CHARS = 64
+MAX_TAGS = 32
+MAX_DOCUMENT_ID_CHARS = 256
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# C0/C1 controls and DEL: never allowed in names (bank, tag, document id).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def nfkc(text: str) -> str:
+    """NFKC-normalise ``text`` (the one normalisation memwire applies)."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFKC", text)
+
+
+def clean_text(value: object, what: str, max_chars: int, *, allow_blank: bool = False) -> str:
+    """Validate and NFKC-normalise free text (content, context, query)."""
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{what} must be a string, got {type(value).__name__}")
+    if _SURROGATE.search(value):
+        raise InvalidInputError(f"{what} contains a lone surrogate (not valid Unicode text)")
+    text = nfkc(value)
+    if not allow_blank and not text.strip():
+        raise InvalidInputError(f"{what} must not be blank")
+    if len(text) > max_chars:
+        raise InvalidInputError(
+            f"{what} is too long: {len(text)} characters, the limit is {max_chars}"
+        )
+    return text
+
+
+def clean_label(value: object, what: str, max_chars: int) -> str:
+    """Validate a name-like string (bank, tag, document id): normalised and stripped."""
+    text = clean_text(value, what, max_chars * 4).strip()
+    if len(text) > max_chars:
+        raise InvalidInputError(
+            f"{what} is too long: {len(text)} characters, the limit is {max_chars}"
+        )
+    if _CONTROL.search(text):
+        raise InvalidInputError(f"{what} must not contain control characters")
+    return text
+
+
+def clean_bank(value: object) -> str:
+    return clean_label(value, "bank", MAX_BANK_CHARS)
+
+
+def clean_tags(value: object, what: str = "tags") -> list[str]:
+    """A tag list: a string (one tag) or an iterable of strings; order kept, duplicates dropped."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        items: Iterable[object] = (value,)
+    elif isinstance(value, (bytes, bytearray, dict)) or not isinstance(value, Iterable):
+        raise InvalidInputError(f"{what} must be a list of strings, got {type(value).__name__}")
+    else:
+        items = value
+    out: list[str] = []
+    seen: set[str] = set()
+    for item in items:
+        tag = clean_label(item, "tag", MAX_TAG_CHARS)
+        if tag not in seen:
+            seen.add(tag)
+            out.append(tag)
+    if len(out) > MAX_TAGS:
+        raise InvalidInputError(f"{what}: at most {MAX_TAGS} tags, got {len(out)}")
+    return out
+
+
+def index_text(content: str, context: str | None) -> str:
+    """The text the kernel indexes for one memory: its content, then its context."""
+    return content if not context else content + "\n" + context

@@ -1,0 +1,106 @@
+"""Per-bank configuration: a JSON object; the keys below act, any other key is kept verbatim.
+
+- ``recall_max_tokens`` (int >= 1): the default ``budget`` of :meth:`Memory.recall`.
+- ``retain_tags`` (list of str): tags added to every memory retained into the bank.
+- ``ttl_days`` (number > 0): memories whose ``created_at`` is older are hidden from recall and
+  removed by :meth:`Memory.sweep`.
+
+A value of ``None`` in :meth:`Memory.set_config` removes the key.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from memwire._text import clean_tags
+from memwire.errors import InvalidInputError
+
+__all__ = [
+    "DEFAULT_RECALL_TOKENS",
+    "MAX_CONFIG_BYTES",
+    "MAX_RECALL_TOKENS",
+    "merge_config",
+    "recall_budget",
+    "retain_tags",
+    "ttl_days",
+]
+
+DEFAULT_RECALL_TOKENS = 8000
+MAX_RECALL_TOKENS = 1_000_000
+MAX_CONFIG_BYTES = 64 * 1024
+
+
+def _check_budget(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(f"{what} must be an integer, got {type(value).__name__}")
+    if not 1 <= value <= MAX_RECALL_TOKENS:
+        raise InvalidInputError(f"{what} must be between 1 and {MAX_RECALL_TOKENS}, got {value}")
+    return value
+
+
+def _check_ttl(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInputError(f"ttl_days must be a number, got {type(value).__name__}")
+    if not math.isfinite(value) or value <= 0:
+        raise InvalidInputError(f"ttl_days must be a finite number above 0, got {value}")
+    return float(value) if isinstance(value, float) else value
+
+
+def merge_config(current: Mapping[str, Any], update: object) -> dict[str, Any]:
+    """Validate ``update`` and return ``current`` with it applied (``None`` deletes a key)."""
+    if not isinstance(update, Mapping):
+        raise InvalidInputError(f"config must be a dict, got {type(update).__name__}")
+    merged = dict(current)
+    for key, value in update.items():
+        if not isinstance(key, str) or not key:
+            raise InvalidInputError("config keys must be non-empty strings")
+        if value is None:
+            merged.pop(key, None)
+            continue
+        if key == "recall_max_tokens":
+            value = _check_budget(value, "recall_max_tokens")
+        elif key == "retain_tags":
+            if isinstance(value, str):
+                raise InvalidInputError("retain_tags must be a list of strings")
+            value = clean_tags(value, "retain_tags")
+        elif key == "ttl_days":
+            value = _check_ttl(value)
+        merged[key] = value
+    try:
+        encoded = json.dumps(merged, allow_nan=False, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"config values must be JSON-serialisable ({exc})") from None
+    if len(encoded.encode("utf-8", "surrogatepass")) > MAX_CONFIG_BYTES:
+        raise InvalidInputError(f"config is too large (limit {MAX_CONFIG_BYTES} bytes)")
+    try:
+        encoded.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError("config contains a lone surrogate") from None
+    return json.loads(encoded)  # type: ignore[no-any-return]
+
+
+def recall_budget(config: Mapping[str, Any], budget: object) -> int:
+    """Precedence: the ``budget`` argument, then ``recall_max_tokens``, then 8000."""
+    if budget is not None:
+        return _check_budget(budget, "budget")
+    value = config.get("recall_max_tokens")
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    return DEFAULT_RECALL_TOKENS
+
+
+def retain_tags(config: Mapping[str, Any]) -> list[str]:
+    value = config.get("retain_tags")
+    if isinstance(value, list):
+        return [t for t in value if isinstance(t, str)]
+    return []
+
+
+def ttl_days(config: Mapping[str, Any]) -> float | None:
+    value = config.get("ttl_days")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return None

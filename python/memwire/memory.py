@@ -1,0 +1,697 @@
+"""The Memory API: banks of memories on a durable store, recalled through the kernel.
+
+The store (SQLite by default) is the source of truth. Each bank's kernel index is derived from
+it: loaded lazily from the bank's latest snapshot plus a replay of the changes committed after
+it, kept current after every write, caught up with other processes' writes before each recall,
+and snapshotted again in the background and at :meth:`Memory.close`. See docs/storage.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import secrets
+import threading
+import time
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import IO, TYPE_CHECKING, Any
+
+from memwire import _dates, config
+from memwire._backend import backend_info, get_kernel, load_kernel
+from memwire._text import (
+    MAX_CONTENT_CHARS,
+    MAX_CONTEXT_CHARS,
+    MAX_DOCUMENT_ID_CHARS,
+    MAX_QUERY_CHARS,
+    clean_bank,
+    clean_label,
+    clean_tags,
+    clean_text,
+    index_text,
+)
+from memwire.errors import (
+    InvalidInputError,
+    MemwireError,
+    NotFoundError,
+    SnapshotError,
+    StorageError,
+)
+from memwire.records import Hit, Record
+from memwire.redact import redact
+from memwire.sqlite_store import SQLiteStore
+from memwire.store import NewMemory, Row, Store, WriteResult
+
+if TYPE_CHECKING:
+    from memwire._kernel import BankIndex, Kernel
+
+__all__ = ["MAX_LIMIT", "Memory", "default_path"]
+
+log = logging.getLogger("memwire")
+
+MAX_LIMIT = 100
+MAX_LIST_LIMIT = 1000
+MAX_ID_CHARS = 64
+BATCH_SIZE = 10_000
+SNAPSHOT_MIN_CHANGES = 1000
+UPDATE_MODES = ("replace", "append")
+ITEM_KEYS = frozenset(("content", "tags", "context", "created_at", "document_id", "update_mode"))
+# What an index snapshot depends on besides the kernel (which checks its own versions): how
+# this shell builds index text and the Unicode version of the NFKC it applies.
+SHELL_FORMAT = f"shell=1;nfkc={unicodedata.unidata_version}"
+
+
+def default_path() -> Path:
+    """``$MEMWIRE_HOME/memory.db``, else ``$XDG_DATA_HOME/memwire/memory.db`` (XDG default
+    ``~/.local/share``)."""
+    home = os.environ.get("MEMWIRE_HOME", "").strip()
+    if home:
+        return Path(home).expanduser() / "memory.db"
+    data = os.environ.get("XDG_DATA_HOME", "").strip()
+    base = Path(data).expanduser() if data else Path.home() / ".local" / "share"
+    return base / "memwire" / "memory.db"
+
+
+def new_id() -> str:
+    """``mem_`` + 32 hex digits: 48 bits of milliseconds then 80 random bits, so ids sort
+    roughly by creation time and never collide in practice."""
+    return f"mem_{time.time_ns() // 1_000_000:012x}{secrets.randbits(80):020x}"
+
+
+def _check_id(value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError("id must be a non-empty string")
+    if len(value) > MAX_ID_CHARS:
+        raise InvalidInputError(f"id is too long (limit {MAX_ID_CHARS} characters)")
+    return value
+
+
+def _check_int(value: object, what: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(f"{what} must be an integer, got {type(value).__name__}")
+    if not low <= value <= high:
+        raise InvalidInputError(f"{what} must be between {low} and {high}, got {value}")
+    return value
+
+
+def _record(row: Row) -> Record:
+    return Record(
+        id=row.id,
+        bank=row.bank,
+        content=row.content,
+        context=row.context,
+        tags=row.tags,
+        created_at=_dates.parse_stored(row.created_at),
+        retained_at=_dates.parse_stored(row.retained_at),
+        document_id=row.document_id,
+    )
+
+
+def prepare(
+    content: object,
+    *,
+    tags: object = (),
+    context: object = None,
+    created_at: object = None,
+    document_id: object = None,
+    update_mode: object = "replace",
+    memory_id: str | None = None,
+    retained_at: str | None = None,
+    now: str | None = None,
+) -> NewMemory:
+    """Validate, normalise and redact one memory; raises InvalidInputError, writes nothing."""
+    text = redact(clean_text(content, "content", MAX_CONTENT_CHARS))
+    ctx: str | None = None
+    if context is not None:
+        ctx = clean_text(context, "context", MAX_CONTEXT_CHARS, allow_blank=True)
+        ctx = redact(ctx) if ctx.strip() else None
+    doc: str | None = None
+    if document_id is not None:
+        doc = clean_label(document_id, "document_id", MAX_DOCUMENT_ID_CHARS)
+    if update_mode not in UPDATE_MODES:
+        raise InvalidInputError(f"update_mode must be 'replace' or 'append', got {update_mode!r}")
+    if created_at is None and now is not None:
+        when = now
+    else:
+        when = _dates.format_utc(_dates.parse_created_at(created_at))
+    return NewMemory(
+        id=memory_id or new_id(),
+        content=text,
+        context=ctx,
+        tags=tuple(clean_tags(tags)),
+        created_at=when,
+        retained_at=retained_at or now or _dates.format_utc(_dates.now_utc()),
+        document_id=doc,
+        update_mode=str(update_mode),
+        content_hash=hashlib.sha256(text.encode("utf-8")).digest(),
+    )
+
+
+def _prepare_item(item: object, now: str) -> NewMemory:
+    if isinstance(item, str):
+        return prepare(item, now=now)
+    if not isinstance(item, Mapping):
+        raise InvalidInputError(f"each item must be a string or a dict, got {type(item).__name__}")
+    unknown = set(item) - ITEM_KEYS
+    if unknown:
+        raise InvalidInputError(f"unknown item keys: {', '.join(sorted(map(str, unknown)))}")
+    if "content" not in item:
+        raise InvalidInputError("an item has no 'content'")
+    return prepare(
+        item["content"],
+        tags=item.get("tags", ()),
+        context=item.get("context"),
+        created_at=item.get("created_at"),
+        document_id=item.get("document_id"),
+        update_mode=item.get("update_mode", "replace"),
+        now=now,
+    )
+
+
+def _merger(values: Mapping[str, Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    return lambda current: config.merge_config(current, values)
+
+
+class _Bank:
+    """One bank's derived index in this process. Guarded by ``lock``."""
+
+    __slots__ = ("applied", "bank_id", "index", "lock", "name", "snap_seq")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.lock = threading.Lock()
+        self.bank_id = 0
+        self.index: BankIndex | None = None
+        self.applied = 0  # the bank's change sequence the index reflects
+        self.snap_seq = 0  # the newest stored snapshot this process knows of
+
+    def clear(self) -> None:
+        self.index = None
+        self.bank_id = 0
+        self.applied = 0
+        self.snap_seq = 0
+
+
+class _Snapshotter:
+    """A daemon thread that writes snapshots of banks with many unsnapshotted changes."""
+
+    def __init__(self, memory: Memory) -> None:
+        self._memory = memory
+        self._pending: list[str] = []
+        self._cv = threading.Condition()
+        self._stop = False
+        self._thread: threading.Thread | None = None
+
+    def request(self, bank: str) -> None:
+        with self._cv:
+            if self._stop or bank in self._pending:
+                return
+            self._pending.append(bank)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="memwire-snapshot", daemon=True
+                )
+                self._thread.start()
+            self._cv.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while not self._pending and not self._stop:
+                    self._cv.wait()
+                if self._stop:
+                    return
+                bank = self._pending.pop(0)
+            self._memory._snapshot(bank)
+
+    def stop(self) -> None:
+        with self._cv:
+            self._stop = True
+            self._cv.notify()
+            thread = self._thread
+        if thread is not None:
+            thread.join()
+
+
+class Memory:
+    """Durable memory for agents: banks of memories, recalled by relevance.
+
+    ``path``: ``None`` for the default store (:func:`default_path`), ``":memory:"`` for an
+    ephemeral one, else a file path. ``backend``: ``None`` for the process-wide kernel
+    (``MEMWIRE_BACKEND``), or ``"rust"`` / ``"python"``. Safe to share between threads, and to
+    open on one file from many processes at once.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, backend: str | None = None):
+        if backend is None:
+            self._kernel: Kernel = get_kernel()
+            self._backend = backend_info().name
+        elif isinstance(backend, str):
+            self._kernel = load_kernel(backend)
+            self._backend = backend
+        else:
+            raise InvalidInputError("backend must be None, 'rust' or 'python'")
+        if path is None:
+            path = default_path()
+        elif not isinstance(path, (str, os.PathLike)):
+            raise InvalidInputError(f"path must be a string or a path, got {type(path).__name__}")
+        elif not str(path).strip():
+            raise InvalidInputError("path must not be blank")
+        self._store: Store = SQLiteStore(path)
+        self._ephemeral = str(path) == ":memory:"
+        self._lock = threading.Lock()
+        self._banks: dict[str, _Bank] = {}
+        self._closed = False
+        self._snapshotter = _Snapshotter(self)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Write snapshots of the banks changed since their last one, then close the store.
+        Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            names = list(self._banks)
+        self._snapshotter.stop()
+        for name in names:
+            self._snapshot(name)
+        self._store.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StorageError("this Memory is closed")
+
+    @property
+    def backend(self) -> str:
+        """``"rust"`` or ``"python"``: the kernel this Memory uses."""
+        return self._backend
+
+    # -- the derived index -------------------------------------------------------------------
+
+    def _bank(self, name: str) -> _Bank:
+        with self._lock:
+            state = self._banks.get(name)
+            if state is None:
+                state = self._banks[name] = _Bank(name)
+            return state
+
+    def _load(self, state: _Bank, bank_id: int, use_snapshot: bool = True) -> None:
+        """Build ``state``'s index: the stored snapshot (if usable) plus a replay."""
+        state.clear()
+        state.bank_id = bank_id
+        index: BankIndex | None = None
+        snap = self._store.load_snapshot(bank_id, SHELL_FORMAT) if use_snapshot else None
+        if snap is not None:
+            try:
+                index = self._kernel.BankIndex.from_bytes(snap.data)
+                state.applied = state.snap_seq = snap.seq
+            except SnapshotError as exc:
+                log.info("index snapshot of bank %r not usable (%s); rebuilding", state.name, exc)
+        state.index = index if index is not None else self._kernel.BankIndex()
+        self._replay(state, reload_on_gap=use_snapshot)
+
+    def _replay(self, state: _Bank, reload_on_gap: bool = True) -> None:
+        """Apply the changes committed after ``state.applied``."""
+        assert state.index is not None
+        changes = self._store.changes_since(state.bank_id, state.applied)
+        if changes is None:
+            state.clear()
+            return
+        if changes.gap:
+            self._load(state, state.bank_id, use_snapshot=reload_on_gap)
+            return
+        try:
+            for ordinal in changes.removed:
+                state.index.remove(ordinal)
+            if changes.added:
+                state.index.add_many(
+                    [a[0] for a in changes.added], [index_text(a[1], a[2]) for a in changes.added]
+                )
+        except InvalidInputError as exc:  # the index disagrees with the store: rebuild it
+            log.warning("index of bank %r inconsistent (%s); rebuilding", state.name, exc)
+            if state.applied:
+                self._load(state, state.bank_id, use_snapshot=False)
+            else:
+                raise StorageError("the index could not be rebuilt") from None
+            return
+        state.applied = changes.last_seq
+
+    def _current(self, state: _Bank) -> dict[str, Any] | None:
+        """Bring ``state`` up to date with the store (holding ``state.lock``); the bank's
+        config, or None when the bank does not exist."""
+        head = self._store.head(state.name)
+        if head is None:
+            state.clear()
+            return None
+        if state.index is None or state.bank_id != head.bank_id:
+            self._load(state, head.bank_id)
+        elif state.applied < head.last_seq:
+            self._replay(state)
+        return head.config
+
+    def _apply(self, result: WriteResult) -> None:
+        """Apply a committed write to the loaded index, if any (the write is already durable)."""
+        if result.first_seq == result.last_seq:
+            return
+        with self._lock:
+            state = self._banks.get(result.bank)
+        if state is None:
+            return
+        with state.lock:
+            if state.index is None:
+                return
+            if state.bank_id != result.bank_id:
+                state.clear()
+                return
+            if state.applied >= result.last_seq:
+                return
+            if state.applied != result.first_seq:
+                self._replay(state)
+            else:
+                try:
+                    for ordinal in result.removed:
+                        state.index.remove(ordinal)
+                    if result.added:
+                        state.index.add_many(
+                            [a[0] for a in result.added],
+                            [index_text(a[1], a[2]) for a in result.added],
+                        )
+                    state.applied = result.last_seq
+                except InvalidInputError as exc:
+                    log.warning("index of bank %r inconsistent (%s); reloading", state.name, exc)
+                    state.clear()
+                    return
+        self._maybe_snapshot(state)
+
+    def _maybe_snapshot(self, state: _Bank) -> None:
+        if self._ephemeral or self._closed:
+            return
+        index = state.index
+        if index is None:
+            return
+        if state.applied - state.snap_seq >= max(SNAPSHOT_MIN_CHANGES, len(index) // 10):
+            self._snapshotter.request(state.name)
+
+    def _snapshot(self, name: str) -> None:
+        """Store a snapshot of bank ``name``'s index if it has changes since the last one."""
+        if self._ephemeral:
+            return
+        with self._lock:
+            state = self._banks.get(name)
+        if state is None:
+            return
+        with state.lock:
+            if state.index is None or state.applied <= state.snap_seq:
+                return
+            data = state.index.to_bytes()
+            seq, bank_id = state.applied, state.bank_id
+        try:
+            self._store.save_snapshot(bank_id, seq, data, SHELL_FORMAT)
+        except MemwireError as exc:
+            log.debug("snapshot of bank %r not written: %s", name, exc)
+            return
+        with state.lock:
+            if state.bank_id == bank_id and state.snap_seq < seq:
+                state.snap_seq = seq
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def _write(self, bank: str, items: Sequence[NewMemory], use_config: bool = True) -> list[str]:
+        result = self._store.write(bank, items, config.retain_tags if use_config else None)
+        self._apply(result)
+        return result.ids
+
+    def retain(
+        self,
+        content: str,
+        *,
+        bank: str = "default",
+        tags: Iterable[str] = (),
+        context: str | None = None,
+        created_at: object = None,
+        document_id: str | None = None,
+        update_mode: str = "replace",
+    ) -> str:
+        """Store one memory and return its id (durable when this returns).
+
+        Byte-identical content already in the bank (among memories without a ``document_id``)
+        returns the existing id. With ``document_id`` the retain is an upsert: ``"replace"``
+        swaps the document's previous memory for this one in one transaction, ``"append"``
+        refuses a second memory for the document.
+        """
+        self._check_open()
+        name = clean_bank(bank)
+        item = prepare(
+            content,
+            tags=tags,
+            context=context,
+            created_at=created_at,
+            document_id=document_id,
+            update_mode=update_mode,
+        )
+        return self._write(name, [item])[0]
+
+    def retain_many(self, items: Iterable[object], *, bank: str = "default") -> list[str]:
+        """Store many memories (strings, or dicts with :meth:`retain`'s fields); one id per
+        item, in order. Every item is validated before anything is written; each batch of
+        10,000 is one transaction."""
+        self._check_open()
+        name = clean_bank(bank)
+        if isinstance(items, (str, bytes, Mapping)):
+            raise InvalidInputError("items must be a list of strings or dicts")
+        prepared: list[NewMemory] = []
+        now = _dates.format_utc(_dates.now_utc())
+        for position, item in enumerate(items):
+            try:
+                prepared.append(_prepare_item(item, now))
+            except InvalidInputError as exc:
+                raise InvalidInputError(f"items[{position}]: {exc}") from None
+        ids: list[str] = []
+        for start in range(0, len(prepared), BATCH_SIZE):
+            ids.extend(self._write(name, prepared[start : start + BATCH_SIZE]))
+        return ids
+
+    def forget(self, id: str, *, bank: str | None = None) -> bool:
+        """Delete a memory; True if it existed (in ``bank``, when given). Idempotent."""
+        self._check_open()
+        memory_id = _check_id(id)
+        name = None if bank is None else clean_bank(bank)
+        result = self._store.forget(memory_id, name)
+        if result is None:
+            return False
+        self._apply(result)
+        return True
+
+    def delete_bank(self, bank: str) -> bool:
+        """Delete a bank with all its memories, config and snapshot; True if it existed."""
+        self._check_open()
+        name = clean_bank(bank)
+        state = self._bank(name)
+        with state.lock:
+            existed = self._store.delete_bank(name)
+            state.clear()
+        return existed
+
+    def sweep(self, dry_run: bool = False) -> list[str]:
+        """Delete the memories older than their bank's ``ttl_days``; returns their ids (with
+        ``dry_run``, the ids that would be deleted, deleting nothing)."""
+        self._check_open()
+        removed: list[str] = []
+        for name in self._store.bank_names():
+            days = config.ttl_days(self._store.get_config(name) or {})
+            if days is None:
+                continue
+            ids, result = self._store.expire(name, _dates.cutoff(days), bool(dry_run))
+            removed.extend(ids)
+            if result is not None:
+                self._apply(result)
+        return removed
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def recall(
+        self,
+        query: str,
+        *,
+        bank: str = "default",
+        limit: int = 10,
+        budget: int | None = None,
+        tags: Iterable[str] | None = None,
+        exclude_tags: Iterable[str] | None = None,
+    ) -> list[Hit]:
+        """The memories of ``bank`` most relevant to ``query``, best first.
+
+        ``limit``: 1 to 100 hits. ``budget``: tokens of content returned (argument, else the
+        bank's ``recall_max_tokens``, else 8000); the top hit is truncated rather than dropped.
+        ``tags``: only memories with at least one of them; ``exclude_tags``: none of them.
+        """
+        self._check_open()
+        text = clean_text(query, "query", MAX_QUERY_CHARS)
+        name = clean_bank(bank)
+        count = _check_int(limit, "limit", 1, MAX_LIMIT)
+        if budget is not None:
+            config.recall_budget({}, budget)
+        want = clean_tags(tags) if tags is not None else []
+        avoid = clean_tags(exclude_tags, "exclude_tags") if exclude_tags is not None else []
+        state = self._bank(name)
+        with state.lock:
+            cfg = self._current(state)
+            if cfg is None or state.index is None or len(state.index) == 0:
+                return []
+            days = config.ttl_days(cfg)
+            cutoff = _dates.cutoff(days) if days is not None else None
+            allow = None
+            if want or avoid or cutoff is not None:
+                allow = self._store.allowed(state.bank_id, want, avoid, cutoff)
+                if allow is not None and not allow:
+                    return []
+            rows = state.index.recall(text, count, allow=allow)
+            bank_id = state.bank_id
+        self._maybe_snapshot(state)
+        if not rows:
+            return []
+        found = self._store.rows_by_ordinal(bank_id, [r[0] for r in rows])
+        ranked = [(r, found[r[0]]) for r in rows if r[0] in found]
+        kept = self._kernel.trim_to_budget(
+            [row.content for _, row in ranked], config.recall_budget(cfg, budget)
+        )
+        hits: list[Hit] = []
+        for position, content in kept:
+            (_, score, bm25, overlap, dense), row = ranked[position]
+            hits.append(
+                Hit(
+                    id=row.id,
+                    content=content,
+                    score=score,
+                    created_at=_dates.parse_stored(row.created_at),
+                    tags=row.tags,
+                    context=row.context,
+                    bm25_rank=bm25,
+                    overlap_rank=overlap,
+                    dense_rank=dense,
+                )
+            )
+        return hits
+
+    def reflect(self, query: str, *, bank: str = "default") -> str:
+        """The best memories for ``query`` as one text block, each cited by id and dated."""
+        hits = self.recall(query, bank=bank)
+        name = clean_bank(bank)
+        if not hits:
+            return f"No memories in bank {name!r} match {query.strip()!r}."
+        lines = [f"Memories in bank {name!r} relevant to {query.strip()!r}:"]
+        for hit in hits:
+            body = hit.content.replace("\n", "\n  ")
+            lines.append(f"- [{hit.id}] ({hit.created_at.date().isoformat()}) {body}")
+            if hit.context:
+                lines.append("  context: " + hit.context.replace("\n", "\n  "))
+        return "\n".join(lines)
+
+    def get(self, id: str, *, bank: str | None = None) -> Record:
+        """The memory ``id`` (in ``bank``, when given), or :class:`NotFoundError`."""
+        self._check_open()
+        memory_id = _check_id(id)
+        name = None if bank is None else clean_bank(bank)
+        row = self._store.get(memory_id)
+        if row is None or (name is not None and row.bank != name):
+            where = "" if name is None else f" in bank {name!r}"
+            raise NotFoundError(f"no memory {memory_id!r}{where}")
+        return _record(row)
+
+    def memories(self, *, bank: str = "default", limit: int = 50, offset: int = 0) -> list[Record]:
+        """A page of the bank's memories, newest ``created_at`` first."""
+        self._check_open()
+        name = clean_bank(bank)
+        count = _check_int(limit, "limit", 1, MAX_LIST_LIMIT)
+        skip = _check_int(offset, "offset", 0, 2**62)
+        return [_record(r) for r in self._store.list_rows(name, count, skip)]
+
+    def stats(self, *, bank: str = "default") -> dict[str, Any]:
+        """``{"bank", "count", "tags" (tag -> count), "oldest", "newest"}`` (datetimes or None)."""
+        self._check_open()
+        name = clean_bank(bank)
+        found = self._store.stats(name)
+        if found is None:
+            raise NotFoundError(f"no bank {name!r}")
+        return {
+            "bank": name,
+            "count": found["count"],
+            "tags": found["tags"],
+            "oldest": _dates.parse_stored(found["oldest"]) if found["oldest"] else None,
+            "newest": _dates.parse_stored(found["newest"]) if found["newest"] else None,
+        }
+
+    def banks(self) -> list[str]:
+        """The names of every bank, sorted."""
+        self._check_open()
+        return self._store.bank_names()
+
+    def get_config(self, bank: str = "default") -> dict[str, Any]:
+        """The bank's config (see :mod:`memwire.config`); :class:`NotFoundError` if no bank."""
+        self._check_open()
+        name = clean_bank(bank)
+        found = self._store.get_config(name)
+        if found is None:
+            raise NotFoundError(f"no bank {name!r}")
+        return found
+
+    def set_config(self, bank: str, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Merge ``values`` into the bank's config (creating the bank); a ``None`` value removes
+        its key. Returns the new config."""
+        self._check_open()
+        name = clean_bank(bank)
+        config.merge_config({}, values)  # validate before touching the store
+        return self._store.update_config(name, lambda current: config.merge_config(current, values))
+
+    # -- export / import ---------------------------------------------------------------------
+
+    def export(
+        self, path_or_file: str | os.PathLike[str] | IO[str], bank: str | None = None
+    ) -> int:
+        """Write every memory (of ``bank``, or of all banks) as versioned JSONL; returns the
+        number of memories written. See :mod:`memwire.export`."""
+        from memwire import export
+
+        self._check_open()
+        names = self._store.bank_names() if bank is None else [clean_bank(bank)]
+        if bank is not None and names[0] not in self._store.bank_names():
+            raise NotFoundError(f"no bank {names[0]!r}")
+        return export.dump(self._store, names, path_or_file)
+
+    def import_(
+        self, path_or_file: str | os.PathLike[str] | IO[str], *, bank: str | None = None
+    ) -> int:
+        """Read an :meth:`export` file back (into ``bank`` when given, else each memory's own
+        bank); returns how many memories were written (ids already present are skipped).
+        The whole file is validated before anything is written."""
+        from memwire import export
+
+        self._check_open()
+        target = None if bank is None else clean_bank(bank)
+        configs, batches = export.load(path_or_file, target)
+        for name, values in configs.items():
+            self._store.update_config(name, _merger(values))
+        written = 0
+        for name, items in batches.items():
+            for start in range(0, len(items), BATCH_SIZE):
+                chunk = items[start : start + BATCH_SIZE]
+                result = self._store.write(name, chunk, None, imported=True)
+                written += len(result.added)
+                self._apply(result)
+        return written

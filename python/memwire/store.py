@@ -1,0 +1,150 @@
+"""The source-of-truth protocol: rows in, rows out, and a per-bank change sequence to replay.
+
+Everything above this module (``memwire.memory``) talks to a :class:`Store` and never to SQL.
+SQLite (:mod:`memwire.sqlite_store`) is the embedded default; a networked store implements the
+same protocol.
+
+The change sequence: each bank has a counter ``last_seq`` that every write advances. A memory's
+``ordinal`` (its key in the kernel index) is the sequence number of the change that added it,
+so ordinals are monotonic per bank and never reused. Removals (forget, replace, TTL) are logged
+with their own sequence numbers. Replaying ``changes_since(seq)`` onto an index that reflects
+exactly the changes up to ``seq`` yields an index of the live rows at ``last_seq``: removals can
+be applied before additions because an ordinal is never added twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+__all__ = ["BankHead", "Changes", "NewMemory", "Row", "Snapshot", "Store", "WriteResult"]
+
+# (ordinal, content, context) of a memory to add to an index.
+Added = tuple[int, str, "str | None"]
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """One validated, redacted, normalised memory to write."""
+
+    id: str
+    content: str
+    context: str | None
+    tags: tuple[str, ...]
+    created_at: str
+    retained_at: str
+    document_id: str | None
+    update_mode: str  # "replace" or "append"
+    content_hash: bytes
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    bank: str
+    ordinal: int
+    content: str
+    context: str | None
+    tags: tuple[str, ...]
+    created_at: str
+    retained_at: str
+    document_id: str | None
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What one committed write transaction changed in one bank."""
+
+    bank: str
+    bank_id: int
+    ids: list[str]
+    added: list[Added]
+    removed: list[int]
+    first_seq: int  # the bank's last_seq before the write
+    last_seq: int  # and after it
+
+
+@dataclass(frozen=True)
+class BankHead:
+    bank_id: int
+    last_seq: int
+    config: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What to apply to an index at ``since`` to bring it to ``last_seq``.
+
+    ``gap`` is true when removals older than the request were pruned: the caller must rebuild
+    (ask again with ``since=0`` into a fresh index).
+    """
+
+    last_seq: int
+    added: list[Added]
+    removed: list[int]
+    gap: bool
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    seq: int
+    data: bytes
+
+
+class Store(Protocol):
+    def close(self) -> None: ...
+
+    # -- banks -------------------------------------------------------------------------------
+    def head(self, bank: str) -> BankHead | None: ...
+
+    def bank_names(self) -> list[str]: ...
+
+    def delete_bank(self, bank: str) -> bool: ...
+
+    def get_config(self, bank: str) -> dict[str, Any] | None: ...
+
+    def update_config(
+        self, bank: str, update: Callable[[dict[str, Any]], dict[str, Any]]
+    ) -> dict[str, Any]: ...
+
+    # -- writes ------------------------------------------------------------------------------
+    def write(
+        self,
+        bank: str,
+        items: Sequence[NewMemory],
+        config_tags: Callable[[Mapping[str, Any]], list[str]] | None = None,
+        imported: bool = False,
+    ) -> WriteResult: ...
+
+    def forget(self, memory_id: str, bank: str | None) -> WriteResult | None: ...
+
+    def expire(
+        self, bank: str, cutoff: str, dry_run: bool
+    ) -> tuple[list[str], WriteResult | None]: ...
+
+    # -- reads -------------------------------------------------------------------------------
+    def get(self, memory_id: str) -> Row | None: ...
+
+    def rows_by_ordinal(self, bank_id: int, ordinals: Sequence[int]) -> dict[int, Row]: ...
+
+    def list_rows(self, bank: str, limit: int, offset: int) -> list[Row]: ...
+
+    def iter_rows(self, bank: str) -> Iterator[Row]: ...
+
+    def stats(self, bank: str) -> dict[str, Any] | None: ...
+
+    def allowed(
+        self,
+        bank_id: int,
+        tags: Sequence[str],
+        exclude_tags: Sequence[str],
+        cutoff: str | None,
+    ) -> list[int] | None: ...
+
+    # -- index support -----------------------------------------------------------------------
+    def changes_since(self, bank_id: int, since: int) -> Changes | None: ...
+
+    def load_snapshot(self, bank_id: int, shell: str) -> Snapshot | None: ...
+
+    def save_snapshot(self, bank_id: int, seq: int, data: bytes, shell: str) -> bool: ...

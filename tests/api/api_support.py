@@ -1,0 +1,41 @@
+"""Helpers shared by the Memory API tests (imported by conftest and the test modules)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+PYTHON_DIR = Path(__file__).resolve().parents[2] / "python"
+try:
+    import memwire  # noqa: F401
+except ImportError:  # running from a checkout without an install
+    sys.path.insert(0, str(PYTHON_DIR))
+
+from memwire._backend import load_kernel  # noqa: E402
+from memwire.errors import BackendError  # noqa: E402
+
+
+def _available() -> list[str]:
+    names = ["python"]
+    try:
+        load_kernel("rust")
+    except BackendError:
+        # A build that should have the extension must not silently test only Python.
+        if os.environ.get("MEMWIRE_REQUIRE_RUST") == "1":
+            raise
+    else:
+        names.insert(0, "rust")
+    return names
+
+
+BACKENDS = _available()
+
+
+def child_env() -> dict[str, str]:
+    """The environment for subprocesses that import memwire from this checkout."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(PYTHON_DIR), env.get("PYTHONPATH", "")) if p
+    )
+    return env
