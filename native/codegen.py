@@ -52,10 +52,39 @@ def _range(field: str) -> range:
     return range(int(field, 16), int(field, 16) + 1)
 
 
-def load_ucd() -> tuple[dict[int, str], dict[int, list[int]], dict[int, str], set[int], dict[int, str]]:
-    """General category, canonical decomposition, script, default-ignorables, full case folding."""
+class Ucd:
+    """The parts of the pinned UCD the tables are built from."""
+
+    def __init__(self) -> None:
+        (
+            self.category,
+            self.decomposition,
+            self.script,
+            self.ignorable,
+            self.folding,
+            self.lowercase,
+        ) = load_ucd()
+
+    def full_decomposition(self, cp: int) -> list[int]:
+        if 0xAC00 <= cp <= 0xD7A3:  # Hangul syllables decompose algorithmically (Unicode ch. 3.12)
+            index = cp - 0xAC00
+            lead, vowel, trail = 0x1100 + index // 588, 0x1161 + (index % 588) // 28, index % 28
+            return [lead, vowel] + ([0x11A7 + trail] if trail else [])
+        if cp not in self.decomposition:
+            return [cp]
+        out: list[int] = []
+        for c in self.decomposition[cp]:
+            out.extend(self.full_decomposition(c))
+        return out
+
+
+def load_ucd() -> tuple[
+    dict[int, str], dict[int, list[int]], dict[int, str], set[int], dict[int, str], dict[int, int]
+]:
+    """Category, canonical decomposition, script, default-ignorables, case folding, lowercase."""
     category: dict[int, str] = {}
     decomposition: dict[int, list[int]] = {}
+    lowercase: dict[int, int] = {}
     first: int | None = None
     for row in _lines("UnicodeData"):
         cp, name, cat = int(row[0], 16), row[1], row[2]
@@ -69,6 +98,8 @@ def load_ucd() -> tuple[dict[int, str], dict[int, list[int]], dict[int, str], se
             first = None
             continue
         category[cp] = cat
+        if row[13]:
+            lowercase[cp] = int(row[13], 16)
         decomp = row[5]
         if decomp and not decomp.startswith("<"):
             decomposition[cp] = [int(x, 16) for x in decomp.split()]
@@ -85,23 +116,16 @@ def load_ucd() -> tuple[dict[int, str], dict[int, list[int]], dict[int, str], se
         cp, status, mapping = int(row[0], 16), row[1], row[2]
         if status in ("C", "F"):
             folding[cp] = "".join(chr(int(x, 16)) for x in mapping.split())
-    return category, decomposition, script, ignorable, folding
+    return category, decomposition, script, ignorable, folding, lowercase
 
 
-def build_tables(constants: dict) -> tuple[list[tuple[int, int, int]], dict[int, str]]:
-    category, decomposition, script, ignorable, folding = load_ucd()
+def build_tables(ucd: Ucd, constants: dict) -> tuple[list[tuple[int, int, int]], dict[int, str]]:
+    category, script, ignorable, folding = ucd.category, ucd.script, ucd.ignorable, ucd.folding
+    full_decomposition = ucd.full_decomposition
     tok = constants["tokenizer"]
     joiners = {ord(c) for c in tok["joiners"]}
     cjk_extra = set(tok["cjk_extra"])
     cjk_scripts = set(tok["cjk_scripts"])
-
-    def full_decomposition(cp: int) -> list[int]:
-        if cp not in decomposition:
-            return [cp]
-        out: list[int] = []
-        for c in decomposition[cp]:
-            out.extend(full_decomposition(c))
-        return out
 
     def strip(cp: int) -> str:
         parts = full_decomposition(cp)
@@ -157,6 +181,50 @@ def build_tables(constants: dict) -> tuple[list[tuple[int, int, int]], dict[int,
     return ranges, fold
 
 
+# BERT's "Chinese character" blocks (isolated as words by the BERT pre-tokenizer).
+BERT_CJK = (
+    (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
+    (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F),
+)
+EMB_SPACE, EMB_DROP, EMB_PUNCT, EMB_CJK = 1, 2, 3, 4
+
+
+def build_embed_tables(ucd: Ucd) -> tuple[list[tuple[int, int, int]], dict[int, str]]:
+    """Tables of the static embedder's BERT-style (uncased) WordPiece pre-processing."""
+
+    def cls(cp: int) -> int:
+        cat = ucd.category.get(cp, "Cn")
+        if cp in (0x09, 0x0A, 0x0D) or cat == "Zs":
+            return EMB_SPACE
+        if cp in (0, 0xFFFD) or cat in ("Cc", "Cf"):
+            return EMB_DROP
+        if (33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126) or cat[0] == "P":
+            return EMB_PUNCT
+        if any(lo <= cp <= hi for lo, hi in BERT_CJK):
+            return EMB_CJK
+        return 0
+
+    ranges: list[tuple[int, int, int]] = []
+    fold: dict[int, str] = {}
+    for cp in range(MAX_CP + 1):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        c = cls(cp)
+        if c:
+            if ranges and ranges[-1][1] == cp - 1 and ranges[-1][2] == c:
+                ranges[-1] = (ranges[-1][0], cp, c)
+            else:
+                ranges.append((cp, cp, c))
+        # Uncased BERT: lowercase, then decompose (NFD) and drop the non-spacing marks.
+        lower = ucd.lowercase.get(cp, cp)
+        out = "".join(
+            chr(x) for x in ucd.full_decomposition(lower) if ucd.category.get(x) != "Mn"
+        )
+        if out != chr(cp):
+            fold[cp] = out
+    return ranges, fold
+
+
 HEADER = "generated by native/codegen.py from native/constants.toml and native/ucd/; do not edit"
 
 
@@ -189,7 +257,13 @@ def _rs_f64(x: float) -> str:
     return text if ("." in text or "e" in text) else text + ".0"
 
 
-def render_python(c: dict, ranges: list[tuple[int, int, int]], fold: dict[int, str]) -> str:
+def render_python(
+    c: dict,
+    ranges: list[tuple[int, int, int]],
+    fold: dict[int, str],
+    emb_ranges: list[tuple[int, int, int]],
+    emb_fold: dict[int, str],
+) -> str:
     tok, fusion, dense, snap = c["tokenizer"], c["fusion"], c["dense"], c["snapshot"]
     lines = [
         f"# {HEADER}",
@@ -227,6 +301,19 @@ def render_python(c: dict, ranges: list[tuple[int, int, int]], fold: dict[int, s
         *[f"    (0x{lo:04X}, 0x{hi:04X}, {cls})," for lo, hi, cls in ranges],
         ")",
         "",
+        "# Static embedder pre-processing: 1 whitespace, 2 dropped, 3 punctuation, 4 CJK",
+        "# ideograph; absent code points are ordinary word characters.",
+        "EMBED_CLASS_RANGES: tuple[tuple[int, int, int], ...] = (",
+        *[f"    (0x{lo:04X}, 0x{hi:04X}, {cls})," for lo, hi, cls in emb_ranges],
+        ")",
+        f"EMBED_MAX_WORD_CHARS = {c['embed']['max_word_chars']}",
+        f"EMBED_SUBWORD_PREFIX = {_py_str(c['embed']['subword_prefix'])}",
+        f"EMBED_UNK = {_py_str(c['embed']['unk'])}",
+        "# Code point -> lowercased, decomposed, non-spacing marks removed (absent: unchanged).",
+        "EMBED_FOLD: dict[int, str] = {",
+        *[f"    0x{cp:04X}: {_py_str(t)}," for cp, t in sorted(emb_fold.items())],
+        "}",
+        "",
         "# Code point -> its folded form (full case folding, accents of Latin/Greek/Cyrillic",
         "# removed, default-ignorables deleted); code points that fold to themselves are absent.",
         "FOLD: dict[int, str] = {",
@@ -237,7 +324,13 @@ def render_python(c: dict, ranges: list[tuple[int, int, int]], fold: dict[int, s
     return "\n".join(lines)
 
 
-def render_rust(c: dict, ranges: list[tuple[int, int, int]], fold: dict[int, str]) -> str:
+def render_rust(
+    c: dict,
+    ranges: list[tuple[int, int, int]],
+    fold: dict[int, str],
+    emb_ranges: list[tuple[int, int, int]],
+    emb_fold: dict[int, str],
+) -> str:
     tok, fusion, dense, snap = c["tokenizer"], c["fusion"], c["dense"], c["snapshot"]
     stop = sorted(tok["stopwords"])
     lines = [
@@ -282,6 +375,20 @@ def render_rust(c: dict, ranges: list[tuple[int, int, int]], fold: dict[int, str
         *[f"    (0x{lo:04X}, 0x{hi:04X}, {cls})," for lo, hi, cls in ranges],
         "];",
         "",
+        "/// Static embedder pre-processing: 1 whitespace, 2 dropped, 3 punctuation, 4 CJK ideograph.",
+        "#[rustfmt::skip]",
+        "pub static EMBED_CLASS_RANGES: &[(u32, u32, u8)] = &[",
+        *[f"    (0x{lo:04X}, 0x{hi:04X}, {cls})," for lo, hi, cls in emb_ranges],
+        "];",
+        f"pub const EMBED_MAX_WORD_CHARS: usize = {c['embed']['max_word_chars']};",
+        f"pub const EMBED_SUBWORD_PREFIX: &str = {_rs_str(c['embed']['subword_prefix'])};",
+        f"pub const EMBED_UNK: &str = {_rs_str(c['embed']['unk'])};",
+        "/// Code point -> lowercased, decomposed, non-spacing marks removed; sorted; absent: unchanged.",
+        "#[rustfmt::skip]",
+        "pub static EMBED_FOLD: &[(u32, &str)] = &[",
+        *[f"    (0x{cp:04X}, {_rs_str(t)})," for cp, t in sorted(emb_fold.items())],
+        "];",
+        "",
         "/// Code point -> folded form, sorted by code point; code points that fold to themselves are absent.",
         "#[rustfmt::skip]",
         "pub static FOLD: &[(u32, &str)] = &[",
@@ -297,10 +404,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="fail if a generated file is stale")
     args = parser.parse_args(argv)
     constants = tomllib.loads((ROOT / "native" / "constants.toml").read_text(encoding="utf-8"))
-    ranges, fold = build_tables(constants)
+    ucd = Ucd()
+    ranges, fold = build_tables(ucd, constants)
+    emb_ranges, emb_fold = build_embed_tables(ucd)
     outputs = {
-        PY_OUT: render_python(constants, ranges, fold),
-        RUST_OUT: render_rust(constants, ranges, fold),
+        PY_OUT: render_python(constants, ranges, fold, emb_ranges, emb_fold),
+        RUST_OUT: render_rust(constants, ranges, fold, emb_ranges, emb_fold),
     }
     stale = []
     for path, text in outputs.items():

@@ -9,5 +9,13 @@ from memwire._pure._generated import CONTRACT_VERSION
 from memwire._pure.index import BankIndex
 from memwire._pure.ranking import rrf, trim_to_budget
 from memwire._pure.tokenizer import tokenize
+from memwire._pure.wordpiece import StaticEmbedder
 
-__all__ = ["CONTRACT_VERSION", "BankIndex", "rrf", "tokenize", "trim_to_budget"]
+__all__ = [
+    "CONTRACT_VERSION",
+    "BankIndex",
+    "StaticEmbedder",
+    "rrf",
+    "tokenize",
+    "trim_to_budget",
+]

@@ -1,0 +1,103 @@
+"""The bundled default embedder: a static WordPiece embedding table, offline, no torch.
+
+The files live in ``memwire/models/minilm_static_256_int8/`` (see PROVENANCE.md there) and are
+checked against their SHA-256 digests when loaded. Text is tokenized and its rows summed by the
+kernel (Rust or pure Python, bit-identical); the sum's direction is the embedding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+import threading
+from collections.abc import Sequence
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+from memwire._backend import get_kernel, load_kernel
+from memwire.errors import MemwireError
+
+__all__ = ["MODEL_ID", "StaticEmbedder", "default_embedder"]
+
+MODEL_ID = "memwire/minilm-static-256-int8"
+_PACKAGE = "memwire.models.minilm_static_256_int8"
+_SHA256 = {
+    "model.safetensors": "99647dfd8725a6a3fa90529e2c9716fcebf4d6b4c17530121ca4e776281bad5f",
+    "tokenizer.json": "dd33465341c98889c3338356b6200c8b232b89af5f1b7aa8e6ee1d4d7a699631",
+}
+
+
+class ModelFileError(MemwireError):
+    """A bundled model file is missing or differs from the one memwire was released with."""
+
+
+def _read(name: str) -> bytes:
+    try:
+        data = resources.files(_PACKAGE).joinpath(name).read_bytes()
+    except (FileNotFoundError, ModuleNotFoundError) as exc:
+        raise ModelFileError(f"bundled model file {name} is missing; reinstall memwire") from exc
+    if hashlib.sha256(data).hexdigest() != _SHA256[name]:
+        raise ModelFileError(f"bundled model file {name} is corrupt (sha256 mismatch)")
+    return data
+
+
+def _vocab(tokenizer_json: bytes) -> list[str]:
+    ids: dict[str, int] = json.loads(tokenizer_json)["model"]["vocab"]
+    vocab = [""] * len(ids)
+    for token, i in ids.items():
+        vocab[i] = token
+    return vocab
+
+
+def _table(safetensors: bytes) -> tuple[bytes, int, int]:
+    """The int8 ``embeddings`` tensor of a safetensors file: (raw bytes, rows, dim)."""
+    (header_len,) = struct.unpack("<Q", safetensors[:8])
+    header: dict[str, Any] = json.loads(safetensors[8 : 8 + header_len])
+    info = header["embeddings"]
+    if info["dtype"] != "I8" or len(info["shape"]) != 2:
+        raise ModelFileError("bundled model has an unexpected tensor layout")
+    start, end = info["data_offsets"]
+    base = 8 + header_len
+    rows, dim = info["shape"]
+    return safetensors[base + start : base + end], rows, dim
+
+
+class StaticEmbedder:
+    """Sentence vector = direction of the sum of the int8 rows of the text's WordPiece tokens."""
+
+    def __init__(self, backend: str | None = None) -> None:
+        vocab = _vocab(_read("tokenizer.json"))
+        table, rows, dim = _table(_read("model.safetensors"))
+        if rows != len(vocab):
+            raise ModelFileError("bundled model and vocabulary disagree")
+        kernel = get_kernel() if backend is None else load_kernel(backend)
+        self._kernel_embedder = kernel.StaticEmbedder(vocab, table, dim)
+        self._dim = dim
+
+    @property
+    def id(self) -> str:
+        return MODEL_ID
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> list[np.ndarray | None]:
+        """Integer row sums (exact), one per text; None for a text with no known token."""
+        sums = self._kernel_embedder.sums(list(texts))
+        return [None if s is None else np.frombuffer(s, dtype="<i4") for s in sums]
+
+
+_default: dict[str | None, StaticEmbedder] = {}
+_lock = threading.Lock()
+
+
+def default_embedder(backend: str | None = None) -> StaticEmbedder:
+    """The process-wide static embedder (loaded once, ~8 MB)."""
+    with _lock:
+        if backend not in _default:
+            _default[backend] = StaticEmbedder(backend)
+        return _default[backend]
