@@ -1,0 +1,46 @@
+"""``memwire connect``: write memwire's hooks, MCP server and skill into agent hosts' configs.
+
+Hosts: Claude Code, Codex, Cursor and Gemini CLI (:mod:`memwire.connect.hosts` lists where
+each keeps its config and the docs each format was checked against). See
+:mod:`memwire.connect.wire` for the rules (idempotent, backups, malformed configs refused,
+foreign entries never touched) and docs/hosts.md for what each host gets.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memwire.connect.hosts import HOSTS, Host, host_names
+from memwire.connect.wire import HostReport, connect_host, hosts_for, inspect_host
+
+__all__ = ["HOSTS", "Host", "HostReport", "connect", "host_names", "list_hosts"]
+
+
+def _home(home: str | Path | None) -> Path:
+    return Path(home).expanduser() if home is not None else Path.home()
+
+
+def connect(
+    hosts: list[str] | None = None,
+    *,
+    home: str | Path | None = None,
+    uninstall: bool = False,
+    skill: bool = False,
+    base: list[str] | None = None,
+) -> list[HostReport]:
+    """Wire (or with ``uninstall`` unwire) the named hosts, or every host found under ``home``.
+    Raises ValueError for an unknown host name."""
+    root = _home(home)
+    return [
+        connect_host(h, root, uninstall=uninstall, skill=skill, base=base)
+        for h in hosts_for(list(hosts or []), root)
+    ]
+
+
+def list_hosts(
+    hosts: list[str] | None = None, *, home: str | Path | None = None
+) -> list[HostReport]:
+    """What is wired in each host (all known hosts when none is named); writes nothing."""
+    root = _home(home)
+    chosen = [HOSTS[n] for n in hosts] if hosts else list(HOSTS.values())
+    return [inspect_host(h, root) for h in chosen]

@@ -1,0 +1,104 @@
+"""The hooks' own records: a log for humans, recent failures for ``doctor``, per-session audit.
+
+Nothing here ever raises: a hook that cannot write its log still must not fail the host.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import time
+from collections.abc import Mapping
+from logging.handlers import RotatingFileHandler
+from typing import Any
+
+from memwire.hooks import _paths
+
+__all__ = ["audit", "failure", "recent_failures", "setup_logging"]
+
+MAX_FAILURES = 200
+_FAILURES_FILE = "failures.jsonl"
+_configured = False
+
+
+def setup_logging() -> None:
+    """Send the ``memwire`` loggers to ``<home>/hooks/hooks.log`` and nowhere else: a hook's
+    stdout is read by the host (and often shown to the model), its stderr by the user."""
+    global _configured
+    if _configured:
+        return
+    _configured = True
+    root = logging.getLogger("memwire")
+    root.propagate = False
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    handler: logging.Handler
+    try:
+        directory = _paths.hooks_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        handler = RotatingFileHandler(
+            directory / "hooks.log", maxBytes=1 << 20, backupCount=1, encoding="utf-8"
+        )
+        handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(message)s"))
+    except OSError:
+        handler = logging.NullHandler()
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if os.environ.get("MEMWIRE_DEBUG") else logging.INFO)
+
+
+def _append(path: os.PathLike[str] | str, record: Mapping[str, Any]) -> None:
+    line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(line)
+
+
+def failure(event: str, what: str, detail: str = "") -> None:
+    """Record a hook failure (kept to the last :data:`MAX_FAILURES`)."""
+    logging.getLogger("memwire.hooks").warning("%s: %s %s", event, what, detail)
+    with contextlib.suppress(OSError):
+        directory = _paths.hooks_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / _FAILURES_FILE
+        _append(
+            path,
+            {
+                "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "event": event,
+                "error": what,
+                "detail": detail[:500],
+            },
+        )
+        if path.stat().st_size > MAX_FAILURES * 600:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()[-MAX_FAILURES:]
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            os.replace(tmp, path)
+
+
+def recent_failures(count: int = 5) -> list[dict[str, Any]]:
+    """The last ``count`` failures, newest last."""
+    try:
+        path = _paths.hooks_dir() / _FAILURES_FILE
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    out: list[dict[str, Any]] = []
+    for line in lines[-count:]:
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            out.append(value)
+    return out
+
+
+def audit(session: str, record: Mapping[str, Any]) -> None:
+    """Append one line to the session's audit log (what was injected: ids, bytes)."""
+    with contextlib.suppress(OSError):
+        directory = _paths.audit_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        _append(directory / f"{_paths.safe_name(session)}.jsonl", {"at": stamp, **record})

@@ -1,0 +1,282 @@
+"""How a hook reaches the store: through a running server (HTTP) or in-process.
+
+Choice, made once per hook run (:func:`open_client`):
+
+- ``--url`` / ``$MEMWIRE_URL`` set to a URL: that server only. When it cannot be reached,
+  writes go to the spool and reads return nothing (the hook never guesses which store the
+  server uses).
+- ``$MEMWIRE_URL`` set to ``off`` (or ``local``): in-process only, no network at all.
+- ``--db PATH`` (and no URL): in-process on that store file.
+- None of these: the daemon's server (``<home>/server.pid``, written by ``memwire daemon
+  start``), else the default server ``http://127.0.0.1:8888``, is tried (``GET /health`` must answer
+  exactly ``ok``, so another program on that port is never mistaken for memwire); when nothing
+  answers there, the hook works in-process on the store (``--db``, else the default store).
+
+HTTP uses the standard library only, with short timeouts; ``$MEMWIRE_TOKEN`` is sent as a
+bearer token when set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Protocol
+
+from memwire.hooks.block import Entry
+
+if TYPE_CHECKING:
+    from memwire.memory import Memory
+
+__all__ = [
+    "DEFAULT_URL",
+    "Client",
+    "HTTPClient",
+    "LocalClient",
+    "Rejected",
+    "Unavailable",
+    "open_client",
+]
+
+DEFAULT_URL = "http://127.0.0.1:8888"
+_OFF = {"off", "local", "none", "0", "false", "no"}
+
+
+class Unavailable(Exception):
+    """The store could not be reached or failed; the write should be spooled."""
+
+
+class Rejected(Exception):
+    """The store refused the write as invalid; retrying will not help."""
+
+
+class Client(Protocol):
+    kind: str
+
+    def recall(
+        self, bank: str, query: str, *, limit: int, budget: int, exclude_tags: Sequence[str]
+    ) -> list[Entry]: ...
+
+    def recent(self, bank: str, *, limit: int, exclude_tags: Sequence[str]) -> list[Entry]: ...
+
+    def retain(self, bank: str, item: Mapping[str, Any]) -> str: ...
+
+    def retain_many(self, bank: str, items: Sequence[Mapping[str, Any]]) -> list[str]: ...
+
+    def close(self) -> None: ...
+
+
+def _when(value: Any) -> datetime | None:
+    if isinstance(value, datetime):
+        return value
+    if isinstance(value, str) and value:
+        text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            return None
+        return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return None
+
+
+def _excluded(tags: Any, exclude: Sequence[str]) -> bool:
+    return isinstance(tags, (list, tuple)) and any(t in exclude for t in tags)
+
+
+class HTTPClient:
+    """The memwire HTTP API (``/banks/{bank}/...``)."""
+
+    kind = "server"
+
+    def __init__(self, url: str, *, timeout: float = 1.0, token: str | None = None) -> None:
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+        self.token = token
+
+    def _request(
+        self, method: str, path: str, body: Any = None, timeout: float | None = None
+    ) -> Any:
+        data = None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
+        request = urllib.request.Request(self.url + path, data=data, method=method)
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        if self.token:
+            request.add_header("Authorization", f"Bearer {self.token}")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout or self.timeout) as response:
+                raw = response.read()
+        except urllib.error.HTTPError as exc:
+            if exc.code in (400, 409, 413, 422):
+                raise Rejected(f"HTTP {exc.code}") from None
+            raise Unavailable(f"HTTP {exc.code}") from None
+        except (TimeoutError, urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise Unavailable(f"{type(reason).__name__}: {reason}") from None
+        if path == "/health":
+            return raw.decode("utf-8", "replace")
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise Unavailable("the server answered something that is not JSON") from None
+
+    def healthy(self, timeout: float) -> bool:
+        try:
+            return bool(self._request("GET", "/health", timeout=timeout) == "ok")
+        except (Unavailable, Rejected):
+            return False
+
+    @staticmethod
+    def _bank(bank: str) -> str:
+        return urllib.parse.quote(bank, safe="")
+
+    def recall(
+        self, bank: str, query: str, *, limit: int, budget: int, exclude_tags: Sequence[str]
+    ) -> list[Entry]:
+        body = {
+            "query": query,
+            "limit": limit,
+            "budget": budget,
+            "exclude_tags": list(exclude_tags),
+            "format": "full",
+        }
+        try:
+            hits = self._request("POST", f"/banks/{self._bank(bank)}/recall", body)
+        except Rejected:
+            return []
+        out = []
+        for hit in hits if isinstance(hits, list) else []:
+            if isinstance(hit, dict) and isinstance(hit.get("content"), str):
+                if _excluded(hit.get("tags"), exclude_tags):
+                    continue
+                out.append(
+                    Entry(str(hit.get("id", "")), hit["content"], _when(hit.get("created_at")))
+                )
+        return out
+
+    def recent(self, bank: str, *, limit: int, exclude_tags: Sequence[str]) -> list[Entry]:
+        try:
+            rows = self._request("GET", f"/banks/{self._bank(bank)}/memories?limit={limit}")
+        except Rejected:
+            return []
+        out = []
+        for row in rows if isinstance(rows, list) else []:
+            if not isinstance(row, dict) or not isinstance(row.get("content"), str):
+                continue
+            if _excluded(row.get("tags"), exclude_tags):
+                continue
+            out.append(Entry(str(row.get("id", "")), row["content"], _when(row.get("created_at"))))
+        return out
+
+    def retain(self, bank: str, item: Mapping[str, Any]) -> str:
+        body = {k: v for k, v in item.items() if v is not None}
+        answer = self._request("POST", f"/banks/{self._bank(bank)}/retain", body, timeout=5.0)
+        return str(answer.get("id", "")) if isinstance(answer, dict) else ""
+
+    def retain_many(self, bank: str, items: Sequence[Mapping[str, Any]]) -> list[str]:
+        return [self.retain(bank, item) for item in items]
+
+    def close(self) -> None:
+        return None
+
+
+class LocalClient:
+    """The Memory API in this process, on the store file ``path`` (None: the default)."""
+
+    kind = "local"
+
+    def __init__(self, path: str | None = None) -> None:
+        self.path = path
+        self._memory: Memory | None = None
+
+    def _open(self) -> Memory:
+        if self._memory is None:
+            from memwire.memory import Memory
+
+            try:
+                self._memory = Memory(self.path)
+            except Exception as exc:
+                raise Unavailable(f"the store could not be opened ({type(exc).__name__})") from None
+        return self._memory
+
+    def recall(
+        self, bank: str, query: str, *, limit: int, budget: int, exclude_tags: Sequence[str]
+    ) -> list[Entry]:
+        from memwire.errors import InvalidInputError
+
+        try:
+            hits = self._open().recall(
+                query, bank=bank, limit=limit, budget=budget, exclude_tags=list(exclude_tags)
+            )
+        except InvalidInputError:
+            return []
+        return [Entry(h.id, h.content, h.created_at) for h in hits]
+
+    def recent(self, bank: str, *, limit: int, exclude_tags: Sequence[str]) -> list[Entry]:
+        from memwire.errors import InvalidInputError
+
+        try:
+            rows = self._open().memories(bank=bank, limit=limit)
+        except InvalidInputError:
+            return []
+        return [
+            Entry(r.id, r.content, r.created_at)
+            for r in rows
+            if not _excluded(list(r.tags), exclude_tags)
+        ]
+
+    def retain(self, bank: str, item: Mapping[str, Any]) -> str:
+        return self.retain_many(bank, [item])[0]
+
+    def retain_many(self, bank: str, items: Sequence[Mapping[str, Any]]) -> list[str]:
+        from memwire.errors import InvalidInputError
+
+        memory = self._open()
+        try:
+            return memory.retain_many([dict(i) for i in items], bank=bank)
+        except InvalidInputError as exc:
+            raise Rejected(str(exc)) from None
+        except Exception as exc:
+            raise Unavailable(f"the store failed ({type(exc).__name__})") from None
+
+    def close(self) -> None:
+        if self._memory is not None:
+            memory, self._memory = self._memory, None
+            memory.close()
+
+
+def daemon_url() -> str | None:
+    """The URL of the server ``memwire daemon start`` recorded in ``<home>/server.pid``."""
+    from memwire.hooks import _paths
+
+    try:
+        record = json.loads((_paths.home() / "server.pid").read_text(encoding="utf-8"))
+        host, port = record["host"], int(record["port"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(host, str):
+        return None
+    name = host.strip().strip("[]")
+    name = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}.get(name, name)
+    return f"http://[{name}]:{port}" if ":" in name else f"http://{name}:{port}"
+
+
+def open_client(
+    url: str | None = None, db: str | None = None, *, probe_timeout: float = 0.25
+) -> Client:
+    """The client a hook should use; see the module docstring."""
+    configured = url if url is not None else os.environ.get("MEMWIRE_URL")
+    token = os.environ.get("MEMWIRE_TOKEN") or None
+    if configured is not None and configured.strip():
+        if configured.strip().lower() in _OFF:
+            return LocalClient(db)
+        return HTTPClient(configured.strip(), token=token)
+    if db is not None:  # an explicit store file: use it, whatever a server may serve
+        return LocalClient(db)
+    candidate = HTTPClient(daemon_url() or DEFAULT_URL, token=token)
+    if candidate.healthy(probe_timeout):
+        return candidate
+    return LocalClient(db)

@@ -1,0 +1,534 @@
+"""``memwire hook <event>``: what each host lifecycle event does.
+
+=================  ==========================================  ===============================
+event              host names                                  what memwire does
+=================  ==========================================  ===============================
+``session-start``  SessionStart, sessionStart                  inject the project's recent
+                                                               memories; drain the spool
+``prompt``         UserPromptSubmit, BeforeAgent,              inject the memories relevant to
+                   beforeSubmitPrompt                          the prompt (bounded in time)
+``stop``           Stop, AfterAgent, stop                      retain the new exchanges of the
+                                                               transcript; drain the spool
+``pre-compact``    PreCompact, PreCompress, preCompact         same as stop
+``session-end``    SessionEnd, sessionEnd                      same as stop
+=================  ==========================================  ===============================
+
+Rules every event follows: the host's JSON arrives on stdin; the only thing printed on stdout
+is what the host should inject (in the host's format), or nothing; errors go to the hooks log
+(:mod:`memwire.hooks._log`) and the exit code is always 0; a write that cannot be delivered is
+spooled (:mod:`memwire.hooks.spool`) and delivered by a later run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from memwire.hooks import _log, _paths, spool
+from memwire.hooks.bank import resolve_bank
+from memwire.hooks.block import MAX_BLOCK_BYTES, MAX_ENTRIES, build_block
+from memwire.hooks.client import Client, Rejected, Unavailable, open_client
+from memwire.hooks.transcript import chunk_exchange, read_exchanges
+
+__all__ = [
+    "EVENTS",
+    "HOSTS",
+    "HookInput",
+    "HookResult",
+    "canonical_event",
+    "detect_host",
+    "parse_input",
+    "run_hook",
+]
+
+EVENTS = ("session-start", "prompt", "stop", "pre-compact", "session-end")
+HOSTS = ("claude", "codex", "cursor", "gemini", "plain")
+_ALIASES = {
+    "session-start": "session-start",
+    "sessionstart": "session-start",
+    "prompt": "prompt",
+    "userpromptsubmit": "prompt",
+    "user-prompt-submit": "prompt",
+    "beforeagent": "prompt",
+    "beforesubmitprompt": "prompt",
+    "stop": "stop",
+    "afteragent": "stop",
+    "pre-compact": "pre-compact",
+    "precompact": "pre-compact",
+    "precompress": "pre-compact",
+    "session-end": "session-end",
+    "sessionend": "session-end",
+}
+# The event name each host expects back in hookSpecificOutput.
+_HOST_EVENT = {
+    ("claude", "prompt"): "UserPromptSubmit",
+    ("claude", "session-start"): "SessionStart",
+    ("codex", "prompt"): "UserPromptSubmit",
+    ("codex", "session-start"): "SessionStart",
+    ("gemini", "prompt"): "BeforeAgent",
+    ("gemini", "session-start"): "SessionStart",
+}
+EXCLUDED_TAGS = ("transcript", "marker")
+TRANSCRIPT_TAG = "transcript"
+MAX_STDIN = 8 * 1024 * 1024
+PROMPT_BUDGET_S = 1.2  # for the work after start-up; start-up itself is ~0.1-0.2 s
+WRITE_BUDGET_S = 10.0
+DRAIN_BUDGET_S = 3.0
+RECALL_TOKENS = 1500
+_CONTINUATIONS = {
+    "continue",
+    "go on",
+    "go ahead",
+    "keep going",
+    "proceed",
+    "yes",
+    "y",
+    "ok",
+    "okay",
+    "sure",
+    "do it",
+    "next",
+    "again",
+    "retry",
+    "try again",
+    "and",
+    "more",
+    "please continue",
+    "go",
+    "carry on",
+    "resume",
+    "same",
+    "yes please",
+    "sounds good",
+    "lgtm",
+    "ship it",
+    "k",
+}
+_WORD = re.compile(r"\w+")
+
+
+def _env_float(name: str, default: float) -> float:
+    try:
+        value = float(os.environ.get(name, ""))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def _env_int(name: str, default: int) -> int:
+    try:
+        value = int(os.environ.get(name, ""))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def canonical_event(name: str) -> str | None:
+    """``prompt`` for ``UserPromptSubmit`` and friends; None for an unknown event."""
+    return _ALIASES.get(name.strip().lower().replace("_", "-")) or _ALIASES.get(
+        name.strip().lower().replace("_", "").replace("-", "")
+    )
+
+
+@dataclass
+class HookInput:
+    """What memwire needs from a host's event payload."""
+
+    session_id: str
+    cwd: str
+    prompt: str
+    transcript_path: str
+    host_event: str
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class HookResult:
+    """What a hook run produced: the text for stdout and what happened."""
+
+    output: str = ""
+    event: str = ""
+    host: str = ""
+    bank: str = ""
+    ids: list[str] = field(default_factory=list)
+    retained: int = 0
+    spooled: int = 0
+    drained: int = 0
+    timed_out: bool = False
+    error: str = ""
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def parse_input(data: bytes | str) -> HookInput:
+    """The fields memwire uses, from the host's JSON (anything unreadable gives empty fields)."""
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    try:
+        raw = json.loads(text) if text.strip() else {}
+    except ValueError:
+        raw = {}
+    if not isinstance(raw, dict):
+        raw = {}
+    session = (
+        _str(raw.get("session_id"))
+        or _str(raw.get("conversation_id"))
+        or _str(raw.get("thread_id"))
+        or _str(raw.get("sessionId"))
+    )
+    cwd = _str(raw.get("cwd"))
+    roots = raw.get("workspace_roots")
+    if not cwd and isinstance(roots, list) and roots and isinstance(roots[0], str):
+        cwd = roots[0]
+    prompt = _str(raw.get("prompt")) or _str(raw.get("user_prompt")) or _str(raw.get("message"))
+    transcript = _str(raw.get("transcript_path")) or _str(raw.get("transcriptPath"))
+    return HookInput(
+        session_id=session.strip() or "unknown",
+        cwd=cwd or os.getcwd(),
+        prompt=prompt,
+        transcript_path=transcript,
+        host_event=_str(raw.get("hook_event_name")),
+        raw=raw,
+    )
+
+
+def detect_host(payload: HookInput) -> str:
+    """Guess the host from its payload (``--host`` overrides)."""
+    name = payload.host_event
+    raw = payload.raw
+    if "conversation_id" in raw or "cursor_version" in raw or "workspace_roots" in raw:
+        return "cursor"
+    if name in ("BeforeAgent", "AfterAgent", "PreCompress", "BeforeModel", "AfterModel"):
+        return "gemini"
+    if "turn_id" in raw:
+        return "codex"
+    if name:
+        return "claude"
+    return "plain"
+
+
+def format_output(host: str, event: str, block: str) -> str:
+    """The stdout a host expects: its JSON shape, or the plain block."""
+    if host == "cursor":
+        # Cursor's beforeSubmitPrompt can only allow or block; nothing is injected there.
+        return json.dumps({"continue": True}) if event == "prompt" else "{}"
+    if host in ("claude", "codex", "gemini"):
+        if not block:
+            return "{}" if host == "gemini" else ""
+        name = _HOST_EVENT.get((host, event))
+        if name is None:
+            return "{}" if host == "gemini" else ""
+        return json.dumps(
+            {"hookSpecificOutput": {"hookEventName": name, "additionalContext": block}},
+            ensure_ascii=False,
+        )
+    return block
+
+
+# -- per-session state -------------------------------------------------------------------------
+
+
+def _state_path(session: str) -> Path:
+    return _paths.sessions_dir() / f"{_paths.safe_name(session)}.json"
+
+
+def load_state(session: str) -> dict[str, Any]:
+    try:
+        value = json.loads(_state_path(session).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def save_state(session: str, state: Mapping[str, Any]) -> None:
+    with contextlib.suppress(OSError):
+        path = _state_path(session)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(dict(state), ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, path)
+
+
+def is_short(prompt: str) -> bool:
+    """A prompt too thin to search with ("continue", "ok", "yes please")."""
+    text = " ".join(_WORD.findall(prompt.lower()))
+    if not text:
+        return True
+    return text in _CONTINUATIONS or (len(text.split()) <= 2 and len(text) <= 16)
+
+
+def choose_query(prompt: str, state: Mapping[str, Any]) -> tuple[str, bool]:
+    """``(query, borrowed)``: a short prompt borrows the previous prompt of the session."""
+    prompt = prompt.strip()
+    previous = _str(state.get("last_prompt")).strip()
+    if is_short(prompt) and previous:
+        return (previous + "\n" + prompt).strip(), True
+    return prompt, False
+
+
+# -- the events --------------------------------------------------------------------------------
+
+
+def _inject(client: Client, event: str, payload: HookInput, bank: str, result: HookResult) -> str:
+    limit = _env_int("MEMWIRE_HOOK_MAX_ENTRIES", MAX_ENTRIES)
+    max_bytes = _env_int("MEMWIRE_HOOK_MAX_BYTES", MAX_BLOCK_BYTES)
+    audit: dict[str, Any] = {"event": event, "bank": bank, "store": client.kind}
+    if event == "prompt":
+        state = load_state(payload.session_id)
+        query, borrowed = choose_query(payload.prompt, state)
+        if not is_short(payload.prompt):
+            state["last_prompt"] = payload.prompt[-2000:]
+            save_state(payload.session_id, state)
+        if not query:
+            return ""
+        entries = client.recall(
+            bank,
+            query[-4000:],
+            limit=min(limit + 3, 100),
+            budget=RECALL_TOKENS,
+            exclude_tags=EXCLUDED_TAGS,
+        )
+        audit["borrowed"] = borrowed
+    else:
+        entries = client.recent(bank, limit=max(limit * 4, 20), exclude_tags=EXCLUDED_TAGS)
+    block, ids = build_block(
+        entries, bank=bank, source=event, max_entries=limit, max_bytes=max_bytes
+    )
+    result.ids = ids
+    audit.update(ids=ids, bytes=len(block.encode("utf-8")))
+    _log.audit(payload.session_id, audit)
+    return block
+
+
+def _transcript_items(
+    payload: HookInput, host: str, state: dict[str, Any]
+) -> tuple[list[dict[str, Any]], int]:
+    """The retain items for the exchanges not yet captured, and the new cursor."""
+    if not payload.transcript_path:
+        return [], int(state.get("captured", -1))
+    exchanges = read_exchanges(payload.transcript_path)
+    if not exchanges:
+        return [], int(state.get("captured", -1))
+    captured = state.get("captured", -1)
+    start = max(0, int(captured) if isinstance(captured, int) else 0)  # the last one may have grown
+    session = payload.session_id[:100]
+    items: list[dict[str, Any]] = []
+    for exchange in exchanges[start:]:
+        for chunk in chunk_exchange(exchange):
+            items.append(
+                {
+                    "content": chunk.text,
+                    "tags": [TRANSCRIPT_TAG, host, f"session:{session[:48]}"],
+                    "context": f"{host} session {session}, exchange {chunk.exchange + 1}",
+                    "created_at": chunk.timestamp,
+                    "document_id": f"transcript:{session}:{chunk.exchange}:{chunk.part}",
+                    "update_mode": "replace",
+                }
+            )
+    return items, exchanges[-1].index
+
+
+def _check_dates(items: list[dict[str, Any]]) -> None:
+    from memwire._dates import parse_created_at
+    from memwire.errors import InvalidInputError
+
+    for item in items:
+        if item.get("created_at") is not None:
+            try:
+                parse_created_at(item["created_at"])
+            except InvalidInputError:
+                item["created_at"] = None
+
+
+def _deliver(
+    client: Client | None,
+    bank: str,
+    items: list[dict[str, Any]],
+    deadline: float,
+    result: HookResult,
+    event: str,
+) -> None:
+    """Retain ``items``; whatever is not delivered by ``deadline`` is spooled."""
+    pending = list(items)
+    reason = ""
+    if client is not None:
+        batch = 50 if client.kind == "local" else 1
+        while pending and time.monotonic() < deadline:
+            head = pending[:batch]
+            try:
+                client.retain_many(bank, head)
+            except Rejected as exc:
+                if len(head) > 1:  # find the bad one: retry these one by one
+                    batch = 1
+                    continue
+                _log.failure(event, "a transcript chunk was refused", str(exc))
+                spool_rejected(bank, head, str(exc))
+                pending = pending[1:]
+                continue
+            except Unavailable as exc:
+                reason = str(exc)
+                break
+            result.retained += len(head)
+            pending = pending[len(head) :]
+        if pending and not reason:
+            reason = "out of time"
+    else:
+        reason = "no store"
+    if pending:
+        spool.append(bank, pending, reason=reason)
+        result.spooled += len(pending)
+        _log.failure(event, f"spooled {len(pending)} write(s)", reason)
+
+
+def spool_rejected(bank: str, items: list[dict[str, Any]], why: str) -> None:
+    with contextlib.suppress(OSError):
+        directory = _paths.spool_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        with open(directory / spool.REJECTED, "a", encoding="utf-8") as handle:
+            for item in items:
+                record = {"v": spool.FORMAT, "bank": bank, "item": item, "reason": why[:200]}
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def drain_spool(client: Client, budget: float = DRAIN_BUDGET_S) -> int:
+    """Deliver what the spool holds (until ``budget`` seconds pass); returns how many."""
+
+    def send(bank: str, item: dict[str, Any]) -> str:
+        try:
+            client.retain(bank, item)
+        except Rejected:
+            return spool.Delivery.REJECTED
+        return spool.Delivery.OK
+
+    outcome = spool.drain(send, deadline=time.monotonic() + budget)
+    return outcome.delivered
+
+
+def _capture(
+    client: Client, payload: HookInput, host: str, bank: str, event: str, result: HookResult
+) -> None:
+    deadline = time.monotonic() + _env_float("MEMWIRE_HOOK_WRITE_BUDGET", WRITE_BUDGET_S)
+    with contextlib.suppress(Exception):
+        result.drained = drain_spool(client, min(DRAIN_BUDGET_S, deadline - time.monotonic()))
+    state = load_state(payload.session_id)
+    items, cursor = _transcript_items(payload, host, state)
+    if items:
+        _check_dates(items)
+        _deliver(client, bank, items, deadline, result, event)
+    if cursor >= 0:
+        state["captured"] = cursor
+        save_state(payload.session_id, state)
+
+
+def run_hook(
+    event: str,
+    data: bytes | str,
+    *,
+    host: str | None = None,
+    bank: str | None = None,
+    url: str | None = None,
+    db: str | None = None,
+    budget: float | None = None,
+) -> HookResult:
+    """Run one hook event on the host payload ``data``; never raises.
+
+    ``budget``: seconds the prompt and session-start paths may spend (default 1.2, or
+    ``$MEMWIRE_HOOK_BUDGET_MS``); past it the hook gives up, prints nothing and records the
+    timeout (the work thread is abandoned, the caller should exit).
+    """
+    _log.setup_logging()
+    result = HookResult()
+    try:
+        canonical = canonical_event(event)
+        if canonical is None:
+            _log.failure(event, "unknown hook event")
+            result.error = "unknown event"
+            return result
+        result.event = canonical
+        payload = parse_input(data)
+        chosen = (host or "").strip().lower()
+        result.host = chosen if chosen in HOSTS else detect_host(payload)
+        result.bank = resolve_bank(payload.cwd, bank)
+    except Exception as exc:  # pragma: no cover - defensive
+        _log.failure(event, f"unexpected {type(exc).__name__}", str(exc)[:200])
+        result.error = type(exc).__name__
+        return result
+
+    if result.event in ("prompt", "session-start"):
+        return _run_bounded(result, payload, url, db, budget)
+    client: Client | None = None
+    try:
+        try:
+            client = open_client(url, db)
+        except Exception as exc:
+            _log.failure(result.event, f"no store: {type(exc).__name__}", str(exc)[:200])
+        if client is None:
+            return result
+        _capture(client, payload, result.host, result.bank, result.event, result)
+        result.output = format_output(result.host, result.event, "")
+    except Exception as exc:
+        _log.failure(result.event, f"unexpected {type(exc).__name__}", str(exc)[:200])
+        result.error = type(exc).__name__
+    finally:
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client.close()
+    return result
+
+
+def _run_bounded(
+    result: HookResult, payload: HookInput, url: str | None, db: str | None, budget: float | None
+) -> HookResult:
+    seconds = budget or _env_float("MEMWIRE_HOOK_BUDGET_MS", PROMPT_BUDGET_S * 1000) / 1000
+    if result.host == "cursor" and result.event == "prompt":
+        # Nothing can be injected; remember the prompt for "continue" and answer at once.
+        state = load_state(payload.session_id)
+        if payload.prompt and not is_short(payload.prompt):
+            state["last_prompt"] = payload.prompt[-2000:]
+            save_state(payload.session_id, state)
+        result.output = format_output(result.host, result.event, "")
+        return result
+    box: dict[str, str] = {}
+
+    def work() -> None:
+        client: Client | None = None
+        try:
+            client = open_client(url, db)
+            box["block"] = _inject(client, result.event, payload, result.bank, result)
+        except Exception as exc:
+            box["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+        finally:
+            if client is not None:
+                with contextlib.suppress(Exception):
+                    client.close()
+
+    thread = threading.Thread(target=work, name="memwire-hook", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        result.timed_out = True
+        _log.failure(result.event, "gave up: over the time budget", f"{seconds:.2f}s")
+        result.output = format_output(result.host, result.event, "")
+        return result
+    if "error" in box:
+        result.error = box["error"]
+        _log.failure(result.event, "recall failed", box["error"])
+    result.output = format_output(result.host, result.event, box.get("block", ""))
+    return result
+
+
+def read_stdin(stream: IO[bytes]) -> bytes:
+    """The host's payload (bounded; a closed or absent stdin gives nothing)."""
+    try:
+        return stream.read(MAX_STDIN)
+    except (OSError, ValueError):
+        return b""

@@ -1,0 +1,281 @@
+"""``python -m memwire hook <event>`` fed recorded host payloads, with the server absent
+(in-process), down (a URL where nothing listens) and up (the real server)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from pathlib import Path
+
+from conftest import Server, child_env, free_port, payload, run_hook_cli
+from memwire.memory import Memory
+
+SEED = [
+    ("The web app deploys to staging with ops/deploy.sh staging (needs the VPN).", "2026-09-20"),
+    ("Production deploys need a tagged release and approval in #release.", "2026-08-02"),
+]
+
+
+def _seed(db: Path, bank: str = "acme/web") -> None:
+    with Memory(db) as memory:
+        for text, day in SEED:
+            memory.retain(text, bank=bank, created_at=day)
+        memory.retain("old transcript about deploying staging", bank=bank, tags=["transcript"])
+        memory.retain("marker: deploy staging session boundary", bank=bank, tags=["marker"])
+
+
+def _context(stdout: str) -> str:
+    data = json.loads(stdout)
+    text: str = data["hookSpecificOutput"]["additionalContext"]
+    return text
+
+
+def _transcript_rows(db: Path, bank: str = "acme/web") -> list[str]:
+    with Memory(db) as memory:
+        return [r.content for r in memory.memories(bank=bank, limit=1000) if "transcript" in r.tags]
+
+
+# -- absent: in-process ------------------------------------------------------------------------
+
+
+def test_prompt_injects_block_in_process(home: Path, repo: Path, transcript: Path) -> None:
+    _seed(home / "memory.db")
+    env = child_env(home, MEMWIRE_URL="off")
+    stdin = payload("claude_user_prompt_submit.json", cwd=str(repo), transcript=str(transcript))
+    started = time.monotonic()
+    done = run_hook_cli(["prompt", "--host", "claude"], stdin, env)
+    elapsed = time.monotonic() - started
+    assert done.returncode == 0 and done.stderr == ""
+    block = _context(done.stdout)
+    assert block.startswith('<memwire-recall bank="acme/web" source="prompt">')
+    assert "not instructions" in block
+    assert "[2026-09-20] The web app deploys to staging" in block
+    assert "transcript" not in block.split("\n", 2)[2] and "marker:" not in block
+    assert elapsed < 10  # a sanity bound only; the latency is measured in benchmarks/
+    audit = (home / "hooks" / "audit" / "abc123.jsonl").read_text().splitlines()
+    record = json.loads(audit[-1])
+    assert record["event"] == "prompt" and record["bank"] == "acme/web"
+    assert record["bytes"] == len(block.encode()) and len(record["ids"]) >= 1
+
+
+def test_continue_borrows_previous_prompt(home: Path, repo: Path, transcript: Path) -> None:
+    _seed(home / "memory.db")
+    env = child_env(home, MEMWIRE_URL="off")
+    first = payload("claude_user_prompt_submit.json", cwd=str(repo), transcript=str(transcript))
+    assert run_hook_cli(["prompt"], first, env).returncode == 0
+    short = json.loads(first)
+    short["prompt"] = "continue"
+    done = run_hook_cli(["prompt"], json.dumps(short), env)
+    assert "ops/deploy.sh" in _context(done.stdout)
+    last = json.loads((home / "hooks" / "audit" / "abc123.jsonl").read_text().splitlines()[-1])
+    assert last["borrowed"] is True
+
+
+def test_session_start_shows_recent_memories(home: Path, repo: Path, transcript: Path) -> None:
+    _seed(home / "memory.db")
+    env = child_env(home, MEMWIRE_URL="off")
+    stdin = payload("claude_session_start.json", cwd=str(repo), transcript=str(transcript))
+    done = run_hook_cli(["session-start", "--host", "claude"], stdin, env)
+    block = _context(done.stdout)
+    assert 'source="session-start"' in block and "Production deploys" in block
+    assert "old transcript" not in block
+
+
+def test_stop_retains_transcript_once(home: Path, repo: Path, transcript: Path) -> None:
+    env = child_env(home, MEMWIRE_URL="off")
+    stdin = payload("claude_stop.json", cwd=str(repo), transcript=str(transcript))
+    done = run_hook_cli(["stop", "--host", "claude"], stdin, env)
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+    rows = _transcript_rows(home / "memory.db")
+    assert len(rows) == 2
+    joined = "\n".join(rows)
+    assert "ops/deploy.sh staging" in joined and "eu-west-1" in joined
+    assert "AKIAABCDEFGHIJKLMNOP" not in joined  # redacted by the Memory API
+    assert "injected memory" not in joined  # our own block is never re-retained
+    # pre-compact and session-end on the same transcript add nothing
+    for event, fixture in (
+        ("pre-compact", "claude_pre_compact.json"),
+        ("session-end", "claude_session_end.json"),
+    ):
+        stdin = payload(fixture, cwd=str(repo), transcript=str(transcript))
+        assert run_hook_cli([event], stdin, env).returncode == 0
+    assert len(_transcript_rows(home / "memory.db")) == 2
+    # the conversation goes on: only the new exchange is added
+    with open(transcript, "a") as handle:
+        handle.write(
+            json.dumps(
+                {
+                    "type": "user",
+                    "message": {"role": "user", "content": "And production?"},
+                    "timestamp": "2026-09-22T10:00:00Z",
+                }
+            )
+            + "\n"
+        )
+        handle.write(
+            json.dumps(
+                {
+                    "type": "assistant",
+                    "message": {
+                        "role": "assistant",
+                        "content": [{"type": "text", "text": "Tag a release first."}],
+                    },
+                }
+            )
+            + "\n"
+        )
+    stdin = payload("claude_stop.json", cwd=str(repo), transcript=str(transcript))
+    run_hook_cli(["stop"], stdin, env)
+    rows = _transcript_rows(home / "memory.db")
+    assert len(rows) == 3 and any("Tag a release first." in r for r in rows)
+    # explicit recall still reaches transcripts
+    with Memory(home / "memory.db") as memory:
+        hits = memory.recall("eu-west-1", bank="acme/web", tags=["transcript"])
+        assert hits and hits[0].created_at.date().isoformat() == "2026-09-21"
+
+
+def test_codex_payload(home: Path, repo: Path, tmp_path: Path) -> None:
+    rollout = tmp_path / "rollout.jsonl"
+    rollout.write_text((Path(__file__).parent / "fixtures" / "codex_rollout.jsonl").read_text())
+    env = child_env(home, MEMWIRE_URL="off")
+    stdin = payload("codex_stop.json", cwd=str(repo), transcript=str(rollout))
+    assert run_hook_cli(["stop"], stdin, env).returncode == 0  # host guessed from turn_id
+    rows = _transcript_rows(home / "memory.db")
+    assert len(rows) == 1 and "invoicing" in rows[0]
+    stdin = payload("codex_user_prompt_submit.json", cwd=str(repo), transcript=str(rollout))
+    done = run_hook_cli(["prompt", "--host", "codex"], stdin, env)
+    assert done.returncode == 0 and done.stderr == ""
+    # transcripts are never injected; with nothing else in the bank there is nothing to say
+    assert done.stdout == ""
+
+
+def test_cursor_and_gemini_output_shapes(home: Path, repo: Path, transcript: Path) -> None:
+    _seed(home / "memory.db")
+    env = child_env(home, MEMWIRE_URL="off")
+    stdin = payload("cursor_before_submit_prompt.json", cwd=str(repo), transcript=str(transcript))
+    done = run_hook_cli(["prompt"], stdin, env)
+    assert json.loads(done.stdout) == {"continue": True}
+    stdin = payload("cursor_stop.json", cwd=str(repo), transcript=str(transcript))
+    done = run_hook_cli(["stop"], stdin, env)
+    assert json.loads(done.stdout) == {}
+    assert len(_transcript_rows(home / "memory.db")) == 3  # the seeded one and two exchanges
+    stdin = payload("gemini_before_agent.json", cwd=str(repo), transcript=str(transcript))
+    done = run_hook_cli(["prompt"], stdin, env)
+    data = json.loads(done.stdout)
+    assert data["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"
+    assert "ops/deploy.sh" in data["hookSpecificOutput"]["additionalContext"]
+
+
+def test_garbage_never_reaches_the_model(home: Path) -> None:
+    env = child_env(home, MEMWIRE_URL="off")
+    for stdin in ("", "not json", "[1, 2]", '{"prompt": 5, "cwd": 7}'):
+        for event in ("prompt", "session-start", "stop"):
+            done = run_hook_cli([event, "--host", "claude"], stdin, env)
+            assert done.returncode == 0 and done.stderr == ""
+            assert done.stdout in ("",) or "memwire-recall" in done.stdout
+
+
+# -- down: a URL where nothing listens ---------------------------------------------------------
+
+
+def test_server_down_spools_then_drains(home: Path, repo: Path, transcript: Path) -> None:
+    down = f"http://127.0.0.1:{free_port()}"
+    env = child_env(home, MEMWIRE_URL=down)
+    stdin = payload("claude_user_prompt_submit.json", cwd=str(repo), transcript=str(transcript))
+    done = run_hook_cli(["prompt"], stdin, env)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    stdin = payload("claude_stop.json", cwd=str(repo), transcript=str(transcript))
+    done = run_hook_cli(["stop"], stdin, env)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert not (home / "memory.db").exists()
+    spooled = list((home / "spool").glob("*.jsonl"))
+    assert spooled and "AKIAABCDEFGHIJKLMNOP" not in spooled[0].read_text()
+    status = run_hook_cli(["status", "--json"], "", env)
+    health = json.loads(status.stdout)
+    assert status.returncode == 5 and health["spool"]["items"] == 2
+    assert any("spooled" in f["error"] for f in health["last_failures"])
+    # the next run that reaches a store drains the spool (here: in-process)
+    local = child_env(home, MEMWIRE_URL="off")
+    stdin = payload("claude_session_start.json", cwd=str(repo), transcript=str(transcript))
+    assert run_hook_cli(["session-start"], stdin, local).returncode == 0
+    assert len(_transcript_rows(home / "memory.db")) == 2
+    assert json.loads(run_hook_cli(["status", "--json"], "", local).stdout)["spool"]["items"] == 0
+    for path in spooled:
+        assert not path.exists()
+    # the same writes again (as after a crash between delivery and deletion) add nothing
+    stdin = payload("claude_stop.json", cwd=str(repo), transcript=str(transcript))
+    (home / "hooks" / "sessions" / "abc123.json").unlink()  # forget the cursor: full re-read
+    assert run_hook_cli(["stop"], stdin, local).returncode == 0
+    assert len(_transcript_rows(home / "memory.db")) == 2
+
+
+def test_hung_server_is_abandoned_within_budget(home: Path, repo: Path, transcript: Path) -> None:
+    """A server that accepts connections but never answers: the prompt hook gives up at its
+    budget, prints nothing and records why."""
+    with socket.socket() as hung:
+        hung.bind(("127.0.0.1", 0))
+        hung.listen(16)
+        url = f"http://127.0.0.1:{hung.getsockname()[1]}"
+        env = child_env(home, MEMWIRE_URL=url, MEMWIRE_HOOK_BUDGET_MS="300")
+        stdin = payload("claude_user_prompt_submit.json", cwd=str(repo), transcript=str(transcript))
+        started = time.monotonic()
+        done = run_hook_cli(["prompt"], stdin, env)
+        assert time.monotonic() - started < 10
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    failures = (home / "hooks" / "failures.jsonl").read_text()
+    assert "time budget" in failures
+
+
+# -- up: the real server -----------------------------------------------------------------------
+
+
+def test_server_up(home: Path, repo: Path, transcript: Path, server: Server) -> None:
+    env = child_env(home, MEMWIRE_URL=server.url, MEMWIRE_BANK="acme-web")
+    for text, day in SEED:
+        server.post("/banks/acme-web/retain", {"content": text, "created_at": day})
+    stdin = payload("claude_user_prompt_submit.json", cwd=str(repo), transcript=str(transcript))
+    done = run_hook_cli(["prompt"], stdin, env)
+    assert done.returncode == 0 and done.stderr == ""
+    assert "[2026-09-20] The web app deploys" in _context(done.stdout)
+    stdin = payload("claude_stop.json", cwd=str(repo), transcript=str(transcript))
+    assert run_hook_cli(["stop"], stdin, env).returncode == 0
+    rows = server.get("/banks/acme-web/memories?limit=100")
+    transcripts = [r for r in rows if "transcript" in r["tags"]]
+    assert len(transcripts) == 2
+    assert not list((home / "spool").glob("*.jsonl")) if (home / "spool").exists() else True
+    assert not (home / "memory.db").exists()  # everything went through the server
+    # a second stop with the cursor forgotten: no duplicates on the server either
+    (home / "hooks" / "sessions" / "abc123.json").unlink()
+    assert run_hook_cli(["stop"], stdin, env).returncode == 0
+    rows = server.get("/banks/acme-web/memories?limit=100")
+    assert len([r for r in rows if "transcript" in r["tags"]]) == 2
+
+
+def test_server_comes_back_and_drains(
+    home: Path, repo: Path, transcript: Path, server: Server
+) -> None:
+    down = child_env(home, MEMWIRE_URL=f"http://127.0.0.1:{free_port()}", MEMWIRE_BANK="acme-web")
+    stdin = payload("claude_stop.json", cwd=str(repo), transcript=str(transcript))
+    assert run_hook_cli(["stop"], stdin, down).returncode == 0
+    up = child_env(home, MEMWIRE_URL=server.url, MEMWIRE_BANK="acme-web")
+    done = run_hook_cli(["drain", "--json"], "", up)
+    assert done.returncode == 0 and json.loads(done.stdout)["delivered"] == 2
+    rows = server.get("/banks/acme-web/memories?limit=100")
+    assert len([r for r in rows if "transcript" in r["tags"]]) == 2
+
+
+def test_slashed_bank_through_server_is_never_lost(
+    home: Path, repo: Path, transcript: Path, server: Server
+) -> None:
+    """``owner/repo`` banks through HTTP: delivered if the server routes them, else spooled."""
+    env = child_env(home, MEMWIRE_URL=server.url)
+    stdin = payload("claude_stop.json", cwd=str(repo), transcript=str(transcript))
+    assert run_hook_cli(["stop"], stdin, env).returncode == 0
+    try:
+        rows = server.get("/banks/acme%2Fweb/memories?limit=100")
+    except OSError:
+        rows = []
+    delivered = len([r for r in rows if "transcript" in r.get("tags", [])])
+    health = json.loads(run_hook_cli(["status", "--json"], "", env).stdout)
+    assert delivered + health["spool"]["items"] == 2
