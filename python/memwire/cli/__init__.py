@@ -1,0 +1,84 @@
+"""The ``memwire`` command line: one module per command group, argparse only.
+
+Every command prints human-readable text by default and JSON with ``--json``; its exit code
+says what happened (see ``memwire --help`` and :mod:`memwire.cli._common`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import traceback
+from collections.abc import Sequence
+from types import ModuleType
+
+from memwire.cli import _common, daemon, doctor, records, serving, store, transfer
+from memwire.cli._common import EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+
+__all__ = ["build_parser", "main"]
+
+_GROUPS = (serving, records, store, transfer, doctor, daemon)
+# Command groups other parts of memwire add (agent-host hooks, host connectors): registered
+# when their module is present.
+_OPTIONAL = ("hook", "connect")
+
+
+def _groups() -> list[ModuleType]:
+    groups = list(_GROUPS)
+    for name in _OPTIONAL:
+        try:
+            groups.append(importlib.import_module(f"memwire.cli.{name}"))
+        except ModuleNotFoundError as exc:
+            if exc.name != f"memwire.cli.{name}" and _common.debug():
+                traceback.print_exc()
+        except Exception:  # a broken optional group must not take the whole CLI down
+            if _common.debug():
+                traceback.print_exc()
+    return groups
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from memwire import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="memwire",
+        description="Durable memory for AI agents: serve it over HTTP and MCP, or use it here.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"memwire {__version__}")
+    parser.add_argument(
+        "--db", metavar="PATH", default=None, help="the store file (default: the memwire home)"
+    )
+    parser.add_argument("--json", action="store_true", default=False, help="print JSON")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for group in _groups():
+        group.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns its exit code (never raises but for SystemExit from --help)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    run = getattr(args, "run", None)
+    if run is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        code = run(args)
+    except KeyboardInterrupt:
+        _common.status("memwire: interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:
+        if _common.debug():
+            traceback.print_exc()
+        _common.status(f"memwire: {_common.error_text(exc)}")
+        return _common.exit_code_for(exc)
+    return int(code or 0)

@@ -1,0 +1,160 @@
+"""What every CLI command shares: exit codes, output, opening the store, the memwire home."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memwire.errors import InvalidInputError, MemwireError, NotFoundError, StorageError
+
+if TYPE_CHECKING:
+    from memwire.memory import Memory
+
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
+    "EXIT_NOT_FOUND",
+    "EXIT_NOT_RUNNING",
+    "EXIT_OK",
+    "EXIT_UNHEALTHY",
+    "EXIT_USAGE",
+    "CommandError",
+    "add_common",
+    "emit",
+    "exit_code_for",
+    "home_dir",
+    "open_memory",
+]
+
+EXIT_OK = 0
+"""Success."""
+EXIT_ERROR = 1
+"""Failure: the store or the server failed, or an unexpected error."""
+EXIT_USAGE = 2
+"""Bad arguments or input rejected (nothing was changed)."""
+EXIT_NOT_FOUND = 3
+"""The memory or bank named does not exist."""
+EXIT_NOT_RUNNING = 4
+"""No memwire server is running (``daemon status``), or it cannot be reached."""
+EXIT_UNHEALTHY = 5
+"""A server process is alive but does not answer (``daemon status``), or ``doctor`` found a
+problem."""
+EXIT_INTERRUPTED = 130
+"""Interrupted (Ctrl-C)."""
+
+EXIT_CODES_HELP = """exit codes:
+  0    success
+  1    error: the store or the server failed
+  2    usage: bad arguments or input rejected (nothing was changed)
+  3    not found: no such memory or bank
+  4    not running: no memwire server answers (daemon status, doctor --server)
+  5    unhealthy: a server process is alive but not answering, or doctor found a problem
+  130  interrupted"""
+
+
+class CommandError(Exception):
+    """A command failed with a message for the user and an exit code."""
+
+    def __init__(self, message: str, code: int = EXIT_ERROR) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def exit_code_for(exc: BaseException) -> int:
+    if isinstance(exc, CommandError):
+        return exc.code
+    if isinstance(exc, NotFoundError):
+        return EXIT_NOT_FOUND
+    if isinstance(exc, InvalidInputError):
+        return EXIT_USAGE
+    return EXIT_ERROR
+
+
+def error_text(exc: BaseException) -> str:
+    if isinstance(exc, (CommandError, InvalidInputError, NotFoundError)):
+        return str(exc)
+    if isinstance(exc, StorageError):
+        return f"storage error: {exc}"
+    if isinstance(exc, MemwireError):
+        return str(exc) or type(exc).__name__
+    if isinstance(exc, OSError):
+        return f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
+    return f"unexpected error ({type(exc).__name__}); rerun with MEMWIRE_DEBUG=1 for details"
+
+
+def add_common(parser: argparse.ArgumentParser, *, db: bool = True, json_flag: bool = True) -> None:
+    """``--db`` and ``--json`` on a subcommand (they may also come before it)."""
+    if db:
+        parser.add_argument(
+            "--db",
+            metavar="PATH",
+            default=argparse.SUPPRESS,
+            help="the store file (default: $MEMWIRE_HOME/memory.db, else the XDG data dir)",
+        )
+    if json_flag:
+        parser.add_argument(
+            "--json",
+            action="store_true",
+            default=argparse.SUPPRESS,
+            help="print machine-readable JSON on stdout",
+        )
+
+
+def add_bank(parser: argparse.ArgumentParser, *, any_bank: bool = False) -> None:
+    """``--bank``: ``default`` unless ``any_bank`` (then: look in every bank)."""
+    if any_bank:
+        parser.add_argument("--bank", "-b", default=None, help="only in this bank")
+    else:
+        parser.add_argument("--bank", "-b", default="default", help="the bank (default: default)")
+
+
+def home_dir() -> Path:
+    """``$MEMWIRE_HOME``, else ``$XDG_DATA_HOME/memwire`` (XDG default ``~/.local/share``)."""
+    from memwire.memory import default_path
+
+    return default_path().parent
+
+
+def db_path(args: argparse.Namespace) -> str | None:
+    db: str | None = getattr(args, "db", None)
+    return db
+
+
+@contextmanager
+def open_memory(args: argparse.Namespace) -> Iterator[Memory]:
+    from memwire.memory import Memory
+
+    path = db_path(args)
+    if path is not None and path != ":memory:":
+        parent = Path(path).expanduser().resolve().parent
+        if not parent.is_dir():
+            raise CommandError(f"no such directory: {parent}", EXIT_USAGE)
+    with Memory(path) as memory:
+        yield memory
+
+
+def emit(args: argparse.Namespace, data: Any, human: Callable[[], str | None]) -> None:
+    """Print ``data`` as JSON with ``--json``, else ``human()`` (nothing when it is None)."""
+    if getattr(args, "json", False):
+        from memwire.server.ops import jsonable
+
+        print(json.dumps(jsonable(data), ensure_ascii=False, indent=2))
+        return
+    text = human()
+    if text is not None:
+        print(text)
+
+
+def status(message: str) -> None:
+    """A note for the human on stderr (never mixed into ``--json`` output)."""
+    print(message, file=sys.stderr)
+
+
+def debug() -> bool:
+    return os.environ.get("MEMWIRE_DEBUG", "") not in ("", "0")

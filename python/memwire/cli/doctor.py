@@ -1,0 +1,149 @@
+"""``memwire doctor``: backend, store path and health, integrity check, server reachability."""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from memwire.cli import _http
+from memwire.cli._common import EXIT_OK, EXIT_UNHEALTHY, add_common, db_path, emit
+
+__all__ = ["register"]
+
+
+def register(commands: Any) -> None:
+    p = commands.add_parser(
+        "doctor",
+        help="check the backend, the store and the server",
+        description="Check which kernel backend runs, the store file (path, health, SQLite "
+        "integrity) and whether a server answers. Exit 0 when nothing failed, 5 otherwise.",
+    )
+    p.add_argument(
+        "--host", default=None, help="server to probe (default: the daemon's, else 127.0.0.1)"
+    )
+    p.add_argument(
+        "--port", type=int, default=None, help="port to probe (default: the daemon's, else 8888)"
+    )
+    p.add_argument(
+        "--full", action="store_true", help="run the full integrity_check (default: quick_check)"
+    )
+    add_common(p)
+    p.set_defaults(run=run_doctor)
+
+
+Check = dict[str, Any]
+
+
+def _check(name: str, status: str, detail: str, **extra: Any) -> Check:
+    return {"name": name, "status": status, "detail": detail, **extra}
+
+
+def check_backend() -> Check:
+    import memwire
+    from memwire.errors import BackendError
+
+    try:
+        info = memwire.backend_info()
+    except BackendError as exc:
+        return _check("backend", "fail", str(exc))
+    status = "ok" if info.name == "rust" else "warn"
+    return _check(
+        "backend",
+        status,
+        f"{info.name} ({info.reason})",
+        backend=info.name,
+        version=info.version,
+        contract=info.contract,
+    )
+
+
+def check_store(path: str | None) -> tuple[list[Check], Path | None]:
+    from memwire.memory import Memory, default_path
+
+    if path == ":memory:":
+        return [_check("store", "ok", "ephemeral (:memory:)")], None
+    file = Path(path).expanduser() if path else default_path()
+    checks = []
+    if not file.exists():
+        parent_ok = file.parent.exists() or not file.parent.parent.exists()
+        status = "warn" if parent_ok else "fail"
+        checks.append(
+            _check(
+                "store path",
+                status,
+                f"{file} does not exist yet (the first retain creates it)",
+                path=str(file),
+            )
+        )
+        return checks, None
+    size = file.stat().st_size
+    checks.append(
+        _check("store path", "ok", f"{file} ({size:,} bytes)", path=str(file), bytes=size)
+    )
+    try:
+        with Memory(file) as memory:
+            names = memory.banks()
+            total = sum(int(memory.stats(bank=b).get("count", 0)) for b in names)
+        checks.append(
+            _check(
+                "store health",
+                "ok",
+                f"opens; {len(names)} bank(s), {total:,} memories",
+                banks=len(names),
+                memories=total,
+            )
+        )
+    except Exception as exc:
+        checks.append(_check("store health", "fail", f"cannot open: {type(exc).__name__}: {exc}"))
+    return checks, file
+
+
+def check_integrity(file: Path, full: bool) -> Check:
+    pragma = "integrity_check" if full else "quick_check"
+    try:
+        conn = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+        try:
+            rows = [r[0] for r in conn.execute(f"PRAGMA {pragma}").fetchall()]
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return _check("integrity", "fail", f"{pragma} could not run: {exc}")
+    if rows == ["ok"]:
+        return _check("integrity", "ok", f"{pragma}: ok")
+    return _check("integrity", "fail", f"{pragma}: " + "; ".join(map(str, rows[:5])))
+
+
+def check_server(host: str | None, port: int | None) -> Check:
+    from memwire.cli.daemon import read_pidfile
+    from memwire.server.runner import DEFAULT_HOST, DEFAULT_PORT
+
+    info = read_pidfile() or {}
+    host = host or str(info.get("host") or DEFAULT_HOST)
+    port = port or int(info.get("port") or DEFAULT_PORT)
+    url = _http.url_of(host, port)
+    ok, detail = _http.health(host, port)
+    if ok:
+        return _check("server", "ok", f"{url} {detail}", url=url)
+    # No server is a normal state (the library works without one): a warning, not a failure.
+    return _check("server", "warn", f"{url}: {detail}", url=url)
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    checks = [check_backend()]
+    store_checks, file = check_store(db_path(args))
+    checks += store_checks
+    if file is not None:
+        checks.append(check_integrity(file, args.full))
+    checks.append(check_server(args.host, args.port))
+    failed = any(c["status"] == "fail" for c in checks)
+
+    def human() -> str:
+        marks = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
+        lines = [f"[{marks[c['status']]}] {c['name']}: {c['detail']}" for c in checks]
+        lines.append("problems found" if failed else "all good")
+        return "\n".join(lines)
+
+    emit(args, {"ok": not failed, "checks": checks}, human)
+    return EXIT_UNHEALTHY if failed else EXIT_OK

@@ -1,0 +1,210 @@
+"""Commands on memories: ``retain``, ``recall``, ``reflect``, ``get``, ``forget``, ``memories``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from memwire.cli._common import EXIT_OK, add_bank, add_common, emit, open_memory
+from memwire.server import ops
+
+__all__ = ["register"]
+
+
+def register(commands: Any) -> None:
+    p = commands.add_parser(
+        "retain",
+        help="store a memory",
+        description="Store a memory and print its id. CONTENT '-' reads standard input.",
+    )
+    p.add_argument("content", help="the memory text, or '-' to read it from stdin")
+    add_bank(p)
+    p.add_argument(
+        "--tag", "-t", action="append", dest="tags", metavar="TAG", help="a tag (repeat for more)"
+    )
+    p.add_argument("--context", help="where the memory comes from (stored, redacted)")
+    p.add_argument("--created-at", help="when it happened: ISO date or datetime (default: now)")
+    p.add_argument("--document-id", help="make this retain an upsert of that document")
+    p.add_argument(
+        "--update-mode",
+        choices=ops.UPDATE_MODES,
+        default=None,
+        help="with --document-id: replace the previous revision (default) or "
+        "refuse a second one (append)",
+    )
+    add_common(p)
+    p.set_defaults(run=run_retain)
+
+    p = commands.add_parser(
+        "recall",
+        help="find the memories that best match a query",
+        description="Print the memories of a bank most relevant to QUERY, best first.",
+    )
+    p.add_argument("query")
+    add_bank(p)
+    p.add_argument(
+        "--limit", "-n", type=int, default=None, help="at most this many (1-100, default 10)"
+    )
+    p.add_argument(
+        "--budget",
+        type=int,
+        default=None,
+        help="token budget of the content "
+        "returned (default: the bank's recall_max_tokens, else 8000)",
+    )
+    p.add_argument(
+        "--tag",
+        "-t",
+        action="append",
+        dest="tags",
+        metavar="TAG",
+        help="only memories with one of these tags",
+    )
+    p.add_argument(
+        "--exclude-tag",
+        action="append",
+        dest="exclude_tags",
+        metavar="TAG",
+        help="no memory with one of these tags",
+    )
+    add_common(p)
+    p.set_defaults(run=run_recall)
+
+    p = commands.add_parser(
+        "reflect",
+        help="the best memories for a query as one cited text block",
+        description="Print the memories most relevant to QUERY, cited by id and dated.",
+    )
+    p.add_argument("query")
+    add_bank(p)
+    add_common(p)
+    p.set_defaults(run=run_reflect)
+
+    p = commands.add_parser("get", help="show one memory", description="Show one memory.")
+    p.add_argument("id")
+    add_bank(p, any_bank=True)
+    add_common(p)
+    p.set_defaults(run=run_get)
+
+    p = commands.add_parser(
+        "forget",
+        help="delete one memory",
+        description="Delete one memory. Exit code 3 when there is no such memory.",
+    )
+    p.add_argument("id")
+    add_bank(p, any_bank=True)
+    add_common(p)
+    p.set_defaults(run=run_forget)
+
+    p = commands.add_parser(
+        "memories",
+        help="list a bank's memories, newest first",
+        description="List a page of a bank's memories, newest first.",
+    )
+    add_bank(p)
+    p.add_argument("--limit", "-n", type=int, default=50, help="page size (default 50)")
+    p.add_argument("--offset", type=int, default=0, help="skip this many (default 0)")
+    add_common(p)
+    p.set_defaults(run=run_memories)
+
+
+def _one_line(text: str, width: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _date(value: object) -> str:
+    return str(ops.jsonable(value) or "")[:19].replace("T", " ")
+
+
+def run_retain(args: argparse.Namespace) -> int:
+    content = sys.stdin.read() if args.content == "-" else args.content
+    body: dict[str, Any] = {
+        "content": content,
+        "tags": args.tags,
+        "context": args.context,
+        "created_at": args.created_at,
+        "document_id": args.document_id,
+        "update_mode": args.update_mode,
+    }
+    with open_memory(args) as memory:
+        result = ops.retain(memory, args.bank, body)
+    emit(args, result, lambda: result["id"])
+    return EXIT_OK
+
+
+def run_recall(args: argparse.Namespace) -> int:
+    body = {
+        "query": args.query,
+        "limit": args.limit,
+        "budget": args.budget,
+        "tags": args.tags,
+        "exclude_tags": args.exclude_tags,
+        "format": "full",
+    }
+    with open_memory(args) as memory:
+        hits = ops.recall(memory, args.bank, body)
+
+    def human() -> str:
+        if not hits:
+            return f"no memories in bank {args.bank!r} match"
+        lines = []
+        for n, hit in enumerate(hits, 1):
+            tags = f" [{', '.join(hit['tags'])}]" if hit["tags"] else ""
+            lines.append(
+                f"{n:>2}. {hit['id']}  {_date(hit['created_at'])}  score {hit['score']:.4f}{tags}"
+            )
+            lines.append("    " + hit["content"].replace("\n", "\n    "))
+        return "\n".join(lines)
+
+    emit(args, hits, human)
+    return EXIT_OK
+
+
+def run_reflect(args: argparse.Namespace) -> int:
+    with open_memory(args) as memory:
+        result = ops.reflect(memory, args.bank, {"query": args.query})
+    emit(args, result, lambda: result["text"])
+    return EXIT_OK
+
+
+def _show(record: dict[str, Any]) -> str:
+    lines = [f"id:          {record['id']}"]
+    for key in ("bank", "created_at", "retained_at", "document_id", "context"):
+        if record.get(key) is not None:
+            lines.append(f"{key + ':':<12} {record[key]}")
+    if record.get("tags"):
+        lines.append(f"tags:        {', '.join(record['tags'])}")
+    lines.append("")
+    lines.append(record["content"])
+    return "\n".join(lines)
+
+
+def run_get(args: argparse.Namespace) -> int:
+    with open_memory(args) as memory:
+        record = ops.get(memory, args.bank, args.id)
+    emit(args, record, lambda: _show(record))
+    return EXIT_OK
+
+
+def run_forget(args: argparse.Namespace) -> int:
+    with open_memory(args) as memory:
+        result = ops.forget(memory, args.bank, args.id)
+    emit(args, result, lambda: f"forgot {args.id}")
+    return EXIT_OK
+
+
+def run_memories(args: argparse.Namespace) -> int:
+    with open_memory(args) as memory:
+        page = ops.memories(memory, args.bank, args.limit, args.offset)
+
+    def human() -> str:
+        if not page:
+            return f"no memories in bank {args.bank!r}" + (" at this offset" if args.offset else "")
+        return "\n".join(
+            f"{r['id']}  {_date(r.get('created_at'))}  {_one_line(r['content'])}" for r in page
+        )
+
+    emit(args, page, human)
+    return EXIT_OK

@@ -1,0 +1,88 @@
+"""``memwire serve`` (HTTP + MCP over streamable HTTP) and ``memwire mcp`` (MCP over stdio)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from memwire.cli._common import EXIT_ERROR, EXIT_OK, EXIT_USAGE, CommandError, add_common, db_path
+
+__all__ = ["register"]
+
+
+def register(commands: Any) -> None:
+    serve = commands.add_parser(
+        "serve",
+        help="serve the store over HTTP (and MCP at /mcp)",
+        description="Serve the store over HTTP, with MCP (streamable HTTP) at /mcp and "
+        "/mcp/{bank}. Loopback only unless a token is set. Stops cleanly on SIGINT/SIGTERM.",
+    )
+    add_serve_options(serve)
+    add_common(serve, json_flag=False)
+    serve.set_defaults(run=run_serve)
+
+    mcp = commands.add_parser(
+        "mcp",
+        help="speak MCP over stdio (for agent hosts that launch a command)",
+        description="Run an MCP server on stdin/stdout: stdout carries only the protocol. "
+        "With --bank, every tool is pinned to that bank.",
+    )
+    mcp.add_argument("--bank", "-b", default=None, help="pin every tool call to this bank")
+    add_common(mcp, json_flag=False)
+    mcp.set_defaults(run=run_mcp)
+
+
+def add_serve_options(parser: argparse.ArgumentParser) -> None:
+    from memwire.server.runner import DEFAULT_HOST, DEFAULT_PORT
+
+    parser.add_argument(
+        "--host", default=DEFAULT_HOST, help="address to listen on (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help="port to listen on (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--token",
+        default=None,
+        help="bearer token required on every route but /health (default: $MEMWIRE_TOKEN); "
+        "mandatory for a non-loopback --host",
+    )
+    parser.add_argument(
+        "--log-level",
+        default="warning",
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="server log level (default: %(default)s)",
+    )
+
+
+def token_of(args: argparse.Namespace) -> str | None:
+    token: str | None = args.token if args.token is not None else os.environ.get("MEMWIRE_TOKEN")
+    return token or None
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from memwire.server.runner import ServeFailed, ServeRefused, serve
+
+    if not 0 <= args.port <= 65535:
+        raise CommandError(f"--port must be between 0 and 65535, got {args.port}", EXIT_USAGE)
+    try:
+        serve(
+            db_path(args),
+            host=args.host,
+            port=args.port,
+            token=token_of(args),
+            log_level=args.log_level,
+        )
+    except ServeRefused as exc:
+        raise CommandError(str(exc), EXIT_USAGE) from None
+    except ServeFailed as exc:
+        raise CommandError(str(exc), EXIT_ERROR) from None
+    return EXIT_OK
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    from memwire.mcp_server import run_stdio
+
+    run_stdio(db_path(args), bank=args.bank)
+    return EXIT_OK

@@ -1,0 +1,160 @@
+"""Commands on banks and the store: ``stats``, ``banks``, ``config``, ``sweep``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from memwire.cli._common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    CommandError,
+    add_bank,
+    add_common,
+    emit,
+    open_memory,
+)
+from memwire.server import ops
+
+__all__ = ["register"]
+
+
+def register(commands: Any) -> None:
+    p = commands.add_parser(
+        "stats",
+        help="count, tags, oldest and newest memory of a bank",
+        description="Show a bank's statistics. Exit code 3 when there is no such bank.",
+    )
+    add_bank(p)
+    add_common(p)
+    p.set_defaults(run=run_stats)
+
+    p = commands.add_parser(
+        "banks",
+        help="list the banks (or delete one)",
+        description="List every bank in the store; 'memwire banks delete NAME --yes' deletes "
+        "a bank with all its memories and config.",
+    )
+    add_common(p)
+    p.set_defaults(run=run_banks)
+    actions = p.add_subparsers(dest="action", metavar="ACTION")
+    d = actions.add_parser(
+        "delete",
+        help="delete a bank with all its memories",
+        description="Delete a bank with all its memories and config.",
+    )
+    d.add_argument("name")
+    d.add_argument("--yes", action="store_true", help="really delete (required)")
+    add_common(d)
+    d.set_defaults(run=run_delete_bank)
+
+    p = commands.add_parser(
+        "config",
+        help="show or change a bank's config",
+        description="Show a bank's config, or change it with --set KEY=VALUE (VALUE is JSON "
+        "when it parses as JSON, else a string) and --unset KEY. recall_max_tokens, "
+        "retain_tags and ttl_days act; other keys are kept verbatim.",
+    )
+    add_bank(p)
+    p.add_argument(
+        "--set",
+        action="append",
+        dest="set_",
+        metavar="KEY=VALUE",
+        default=[],
+        help="set a key (repeatable)",
+    )
+    p.add_argument(
+        "--unset", action="append", metavar="KEY", default=[], help="remove a key (repeatable)"
+    )
+    add_common(p)
+    p.set_defaults(run=run_config)
+
+    p = commands.add_parser(
+        "sweep",
+        help="delete memories older than their bank's ttl_days",
+        description="Delete the memories older than their bank's ttl_days and print how many.",
+    )
+    p.add_argument("--dry-run", action="store_true", help="only say what would be deleted")
+    add_common(p)
+    p.set_defaults(run=run_sweep)
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    with open_memory(args) as memory:
+        result = ops.stats(memory, args.bank)
+
+    def human() -> str:
+        lines = [f"bank:    {result.get('bank', args.bank)}", f"count:   {result.get('count')}"]
+        lines.append(f"oldest:  {result.get('oldest') or '-'}")
+        lines.append(f"newest:  {result.get('newest') or '-'}")
+        tags = result.get("tags") or {}
+        if tags:
+            shown = ", ".join(f"{k} ({v})" for k, v in sorted(tags.items(), key=lambda kv: -kv[1]))
+            lines.append(f"tags:    {shown}")
+        return "\n".join(lines)
+
+    emit(args, result, human)
+    return EXIT_OK
+
+
+def run_banks(args: argparse.Namespace) -> int:
+    with open_memory(args) as memory:
+        names = ops.banks(memory)
+    emit(args, names, lambda: "\n".join(map(str, names)) if names else "no banks yet")
+    return EXIT_OK
+
+
+def run_delete_bank(args: argparse.Namespace) -> int:
+    if not args.yes:
+        raise CommandError(
+            f"this deletes bank {args.name!r} with all its memories; add --yes", EXIT_USAGE
+        )
+    with open_memory(args) as memory:
+        result = ops.delete_bank(memory, args.name)
+    emit(args, result, lambda: f"deleted bank {args.name!r}")
+    return EXIT_OK
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def run_config(args: argparse.Namespace) -> int:
+    update: dict[str, Any] = {}
+    for item in args.set_:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise CommandError(f"--set wants KEY=VALUE, got {item!r}", EXIT_USAGE)
+        update[key] = _parse_value(value)
+    for key in args.unset:
+        update[key] = None
+    with open_memory(args) as memory:
+        if update:
+            result = ops.config_put(memory, args.bank, update)
+        else:
+            result = ops.config_get(memory, args.bank)
+
+    def human() -> str:
+        if not result:
+            return f"bank {args.bank!r} has an empty config"
+        return "\n".join(f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in result.items())
+
+    emit(args, result, human)
+    return EXIT_OK
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    with open_memory(args) as memory:
+        ids = memory.sweep(dry_run=args.dry_run)
+    verb = "would delete" if args.dry_run else "deleted"
+    emit(
+        args,
+        {"dry_run": args.dry_run, "ids": ids},
+        lambda: f"{verb} {len(ids)} expired memor{'y' if len(ids) == 1 else 'ies'}",
+    )
+    return EXIT_OK

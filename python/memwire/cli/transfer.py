@@ -1,0 +1,164 @@
+"""``memwire export`` and ``memwire import``: versioned JSONL in and out, with a progress line."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Iterator
+from typing import IO, Any
+
+from memwire.cli._common import EXIT_OK, EXIT_USAGE, CommandError, add_common, emit, open_memory
+
+__all__ = ["Progress", "register"]
+
+
+def register(commands: Any) -> None:
+    p = commands.add_parser(
+        "export",
+        help="write memories as versioned JSONL",
+        description="Write every memory (of one bank with --bank) and the bank configs as "
+        "versioned JSONL, to PATH or to stdout ('-', the default).",
+    )
+    p.add_argument("path", nargs="?", default="-", help="output file (default: stdout)")
+    p.add_argument("--bank", "-b", default=None, help="only this bank (default: all)")
+    add_common(p)
+    p.set_defaults(run=run_export)
+
+    p = commands.add_parser(
+        "import",
+        help="read a memwire export back in",
+        description="Read a memwire export (PATH, or stdin with '-'). The whole file is "
+        "checked before anything is written; memories already present are skipped. "
+        "Shows a progress line on a terminal.",
+    )
+    p.add_argument("path", help="the export file, or '-' for stdin")
+    p.add_argument(
+        "--bank",
+        "-b",
+        default=None,
+        help="put everything into this bank (default: each memory's own bank)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="never show the progress line")
+    add_common(p)
+    p.set_defaults(run=run_import)
+
+
+class Progress:
+    """A dependency-free progress line on stderr, shown only when stderr is a terminal."""
+
+    def __init__(
+        self, total: int, label: str, *, stream: IO[str] | None = None, enabled: bool | None = None
+    ) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.total = max(total, 0)
+        self.label = label
+        self.done = 0
+        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self._last = 0.0
+        self._shown = False
+
+    def advance(self, amount: int) -> None:
+        self.done += amount
+        now = time.monotonic()
+        if self.enabled and now - self._last >= 0.1:
+            self._last = now
+            self._draw()
+
+    def _draw(self, suffix: str = "") -> None:
+        if self.total:
+            frac = min(self.done / self.total, 1.0)
+            filled = int(frac * 30)
+            bar = "#" * filled + "-" * (30 - filled)
+            line = f"\r{self.label} [{bar}] {frac * 100:5.1f}%{suffix}"
+        else:
+            line = f"\r{self.label} {self.done:,} bytes{suffix}"
+        self.stream.write(line)
+        self.stream.flush()
+        self._shown = True
+
+    def note(self, text: str) -> None:
+        if self.enabled:
+            self.stream.write(f"\r{text}\x1b[K")
+            self.stream.flush()
+            self._shown = True
+
+    def finish(self) -> None:
+        if self.enabled and self._shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+class CountingReader:
+    """A text file wrapper that reports the bytes it hands out to a :class:`Progress`."""
+
+    def __init__(self, handle: IO[str], progress: Progress) -> None:
+        self.handle = handle
+        self.progress = progress
+
+    def read(self, size: int = -1) -> str:
+        data = self.handle.read(size)
+        self.progress.advance(len(data.encode("utf-8", "surrogatepass")))
+        return data
+
+    def __iter__(self) -> Iterator[str]:
+        for line in self.handle:
+            self.progress.advance(len(line.encode("utf-8", "surrogatepass")))
+            yield line
+
+
+def run_export(args: argparse.Namespace) -> int:
+    with open_memory(args) as memory:
+        if args.path == "-":
+            count = memory.export(sys.stdout, bank=args.bank)
+            sys.stdout.flush()
+        else:
+            count = memory.export(args.path, bank=args.bank)
+    if args.path == "-":
+        print(f"exported {count} memories", file=sys.stderr)
+    else:
+        emit(
+            args,
+            {"exported": count, "path": args.path},
+            lambda: f"exported {count} memories to {args.path}",
+        )
+    return EXIT_OK
+
+
+def run_import(args: argparse.Namespace) -> int:
+    if args.path == "-":
+        source: IO[str] = sys.stdin
+        total = 0
+    else:
+        try:
+            source = open(args.path, encoding="utf-8", newline="\n")  # noqa: SIM115
+        except OSError as exc:
+            raise CommandError(f"cannot open {args.path}: {exc.strerror}", EXIT_USAGE) from None
+        total = os.fstat(source.fileno()).st_size
+    progress = Progress(total, "importing", enabled=False if args.no_progress else None)
+    try:
+        with source if args.path != "-" else contextlib.nullcontext(source) as handle:
+            reader = CountingReader(handle, progress)
+            with open_memory(args) as memory:
+                written = _import(memory, reader, args.bank, progress)
+    finally:
+        progress.finish()
+    emit(args, {"imported": written}, lambda: f"imported {written} memories")
+    return EXIT_OK
+
+
+def _import(memory: Any, reader: CountingReader, bank: str | None, progress: Progress) -> int:
+    # Memory.import_ parses the whole file first (the progress line follows the bytes read),
+    # then writes; the write phase shows as one note.
+    original_advance = progress.advance
+
+    def advance(amount: int) -> None:
+        original_advance(amount)
+        if progress.total and progress.done >= progress.total:
+            progress.note("importing: writing…")
+
+    progress.advance = advance  # type: ignore[method-assign]
+    written: int = memory.import_(reader, bank=bank)
+    return written

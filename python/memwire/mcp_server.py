@@ -1,0 +1,300 @@
+"""memwire as an MCP server (official ``mcp`` SDK): stdio and streamable HTTP.
+
+Six tools, each a thin wrapper over :mod:`memwire.server.ops`, so a failing call returns an MCP
+tool error (``isError``) carrying the very message the HTTP surface answers with:
+
+- ``memory_retain``, ``memory_recall``, ``memory_reflect``, ``memory_get``, ``memory_forget``,
+  ``memory_bank_config_get``.
+
+A bank can be pinned: ``memwire mcp --bank B`` over stdio, or the ``/mcp/{bank}`` URL over
+HTTP. Calls then use that bank, and a call naming another bank is refused.
+
+This module imports the SDK at import time; nothing on the plain HTTP or CLI paths imports it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.lowlevel import Server
+
+from memwire.errors import InvalidInputError, MemwireError
+from memwire.server import ops
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    from memwire.memory import Memory
+
+__all__ = ["TOOLS", "build_server", "http_session_manager", "run_stdio"]
+
+log = logging.getLogger("memwire.mcp")
+
+_BANK = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 128,
+    "description": "The memory bank (default: 'default'; fixed when the server pins a bank).",
+}
+_TAGS = {"type": "array", "items": {"type": "string"}}
+
+
+def _tool(
+    name: str,
+    title: str,
+    description: str,
+    properties: dict[str, Any],
+    required: list[str],
+    *,
+    read_only: bool,
+    destructive: bool = False,
+    idempotent: bool = True,
+) -> types.Tool:
+    return types.Tool(
+        name=name,
+        title=title,
+        description=description,
+        input_schema={
+            "type": "object",
+            "properties": {**properties, "bank": _BANK},
+            "required": required,
+            "additionalProperties": False,
+        },
+        annotations=types.ToolAnnotations(
+            title=title,
+            read_only_hint=read_only,
+            destructive_hint=destructive,
+            idempotent_hint=idempotent,
+            open_world_hint=False,
+        ),
+    )
+
+
+TOOLS: list[types.Tool] = [
+    _tool(
+        "memory_retain",
+        "Retain a memory",
+        "Store a durable memory (a fact, decision or preference worth keeping) and return its "
+        "id. Secrets are redacted before storage. Retaining identical content again returns "
+        "the existing id. With document_id, the memory replaces that document's previous "
+        "revision (update_mode 'replace', the default) or is refused if one exists ('append').",
+        {
+            "content": {"type": "string", "minLength": 1, "description": "The memory text."},
+            "tags": {**_TAGS, "description": "Labels to filter recall by."},
+            "context": {"type": "string", "description": "Where the memory comes from."},
+            "created_at": {
+                "type": "string",
+                "description": "When it happened: ISO 8601 date or datetime (default: now).",
+            },
+            "document_id": {"type": "string", "description": "Upsert key of a document."},
+            "update_mode": {"type": "string", "enum": list(ops.UPDATE_MODES)},
+        },
+        ["content"],
+        read_only=False,
+    ),
+    _tool(
+        "memory_recall",
+        "Recall memories",
+        "Find the memories most relevant to a query, best first, within a token budget. "
+        "Returns each memory's id, score, date, content and tags.",
+        {
+            "query": {"type": "string", "minLength": 1, "description": "What to look for."},
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": ops.MAX_LIMIT,
+                "description": "At most this many memories (default 10).",
+            },
+            "budget": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 1_000_000,
+                "description": "Token budget (default: the bank's, else 8000).",
+            },
+            "tags": {**_TAGS, "description": "Only memories with at least one of these tags."},
+            "exclude_tags": {**_TAGS, "description": "No memory with any of these tags."},
+        },
+        ["query"],
+        read_only=True,
+    ),
+    _tool(
+        "memory_reflect",
+        "Reflect on memories",
+        "The memories most relevant to a query as one text block, each cited by id and dated: "
+        "ready to quote as context.",
+        {"query": {"type": "string", "minLength": 1, "description": "The question or topic."}},
+        ["query"],
+        read_only=True,
+    ),
+    _tool(
+        "memory_get",
+        "Get a memory",
+        "One memory by id, with its tags, context and dates.",
+        {"id": {"type": "string", "minLength": 1, "description": "The memory id."}},
+        ["id"],
+        read_only=True,
+    ),
+    _tool(
+        "memory_forget",
+        "Forget a memory",
+        "Delete one memory by id, permanently. Forgetting a memory that is not there is an error.",
+        {"id": {"type": "string", "minLength": 1, "description": "The memory id."}},
+        ["id"],
+        read_only=False,
+        destructive=True,
+    ),
+    _tool(
+        "memory_bank_config_get",
+        "Get a bank's config",
+        "The bank's configuration (recall_max_tokens, retain_tags, ttl_days and any other "
+        "keys set on it).",
+        {},
+        [],
+        read_only=True,
+    ),
+]
+_TOOL_NAMES = frozenset(t.name for t in TOOLS)
+
+
+def _pick_bank(arguments: dict[str, Any], pinned: str | None) -> str:
+    asked = arguments.get("bank")
+    if asked is not None and not isinstance(asked, str):
+        raise InvalidInputError(f"bank must be a string, got {ops._type_name(asked)}")
+    if pinned is not None:
+        from memwire._text import clean_bank
+
+        if asked is not None and clean_bank(asked) != clean_bank(pinned):
+            raise InvalidInputError(
+                f"this MCP endpoint is pinned to bank {pinned!r}; it cannot use bank {asked!r}"
+            )
+        return pinned
+    return asked if asked is not None else "default"
+
+
+def call(memory: Memory, name: str, arguments: dict[str, Any], pinned: str | None) -> Any:
+    """Run one tool synchronously: its structured result, or a memwire error."""
+    if name not in _TOOL_NAMES:
+        raise InvalidInputError(f"unknown tool {name!r}")
+    bank = _pick_bank(arguments, pinned)
+    args = {k: v for k, v in arguments.items() if k != "bank"}
+    if name == "memory_retain":
+        return ops.retain(memory, bank, args)
+    if name == "memory_recall":
+        args["format"] = "full"
+        return {"memories": ops.recall(memory, bank, args)}
+    if name == "memory_reflect":
+        return ops.reflect(memory, bank, args)
+    if name == "memory_get":
+        return ops.get(memory, bank, ops.req_str(args, "id"))
+    if name == "memory_forget":
+        return ops.forget(memory, bank, ops.req_str(args, "id"))
+    return ops.config_get(memory, bank)
+
+
+def _error_result(message: str) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=message)], is_error=True
+    )
+
+
+def _text_of(name: str, result: Any) -> str:
+    if name == "memory_reflect":
+        return str(result["text"])
+    return json.dumps(result, ensure_ascii=False)
+
+
+def build_server(memory: Memory, *, bank: str | None = None) -> Server[Any]:
+    """An MCP server over ``memory``; ``bank`` pins every call to one bank.
+
+    Over HTTP, the pinned bank comes from the URL (``/mcp/{bank}``) of each request instead.
+    """
+    from memwire import __version__, backend_info
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=TOOLS)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        pinned = bank
+        request = ctx.request
+        scope = getattr(request, "scope", None)
+        if isinstance(scope, dict) and scope.get("memwire.pinned_bank") is not None:
+            pinned = scope["memwire.pinned_bank"]
+        arguments = dict(params.arguments or {})
+        try:
+            result = await anyio.to_thread.run_sync(call, memory, params.name, arguments, pinned)
+        except MemwireError as exc:
+            from memwire.server.app import error_message
+
+            return _error_result(error_message(exc))
+        except Exception:
+            log.exception("tool %s failed", params.name)
+            return _error_result("internal error")
+        structured = jsonable_object(result)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=_text_of(params.name, structured))],
+            structured_content=structured,
+        )
+
+    info = backend_info()
+    return Server(
+        "memwire",
+        version=__version__,
+        title="memwire",
+        description=f"Durable memory for agents ({info.name} backend)",
+        instructions="Use memory_recall before answering questions about past work, "
+        "decisions or preferences; use memory_retain to keep what should outlast this "
+        "conversation.",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def jsonable_object(value: Any) -> dict[str, Any]:
+    result = ops.jsonable(value)
+    return result if isinstance(result, dict) else {"result": result}
+
+
+def http_session_manager(memory: Memory, *, max_body: int) -> StreamableHTTPSessionManager:
+    """The streamable HTTP transport the server mounts at ``/mcp`` and ``/mcp/{bank}``.
+
+    Stateless with JSON responses: each POST is one exchange, nothing is kept between
+    requests, so idle clients cost nothing. Host, origin and token checks happen in front of
+    it (:class:`memwire.server.app.Guard`).
+    """
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    return StreamableHTTPSessionManager(
+        app=build_server(memory),
+        stateless=True,
+        json_response=True,
+        max_request_body_size=max_body,
+    )
+
+
+def run_stdio(db: str | None = None, *, bank: str | None = None) -> None:
+    """Serve MCP on stdin/stdout until stdin closes (stdout carries only the protocol)."""
+    from mcp.server.stdio import stdio_server
+
+    from memwire._text import clean_bank
+    from memwire.memory import Memory
+
+    logging.basicConfig(level=logging.WARNING, format="memwire: %(levelname)s %(message)s")
+    pinned = clean_bank(bank) if bank is not None else None
+
+    async def main(memory: Memory) -> None:
+        server = build_server(memory, bank=pinned)
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    with Memory(db) as memory:
+        anyio.run(main, memory)

@@ -1,0 +1,457 @@
+"""The HTTP application: memory-wire compatible routes over one :class:`~memwire.Memory`.
+
+``create_app(memory)`` returns a Starlette app. Every route is a thin wrapper over
+:mod:`memwire.server.ops`; the error contract lives in :func:`error_response` and the guard
+(host, origin and bearer-token checks, body size) in :class:`Guard`. The MCP endpoint at
+``/mcp`` and ``/mcp/{bank}`` is built on first use, so a server nobody speaks MCP to never
+imports the MCP SDK.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.to_thread
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from memwire.errors import InvalidInputError, MemwireError, NotFoundError
+from memwire.server import ops
+
+if TYPE_CHECKING:
+    from memwire.memory import Memory
+
+__all__ = ["DEFAULT_MAX_BODY", "JSONBody", "create_app", "error_message", "error_status"]
+
+log = logging.getLogger("memwire.server")
+
+DEFAULT_MAX_BODY = 4 * 1024 * 1024
+"""Largest request body accepted, in bytes (413 above it). A memory is at most 100k chars."""
+
+OPAQUE_ERROR = "internal error"
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+
+
+# -- errors ------------------------------------------------------------------------------------
+
+
+def error_status(exc: BaseException) -> int:
+    """The HTTP status of an exception raised by an operation."""
+    if isinstance(exc, NotFoundError):
+        return 404
+    if isinstance(exc, BodyTooLarge):
+        return 413
+    if type(exc).__name__ == "ConflictError" and isinstance(exc, MemwireError):
+        return 409
+    if isinstance(exc, InvalidInputError):
+        return 400
+    return 500
+
+
+def error_message(exc: BaseException) -> str:
+    """The message a client sees: the reason for 4xx, always opaque for 500."""
+    if error_status(exc) == 500:
+        return OPAQUE_ERROR
+    return str(exc) or type(exc).__name__
+
+
+class JSONBody(Response):
+    """A JSON response that never fails to encode (lone surrogates are escaped)."""
+
+    media_type = "application/json"
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return json.dumps(
+                content, ensure_ascii=False, allow_nan=False, separators=(",", ":")
+            ).encode("utf-8")
+        except UnicodeEncodeError:
+            return json.dumps(content, ensure_ascii=True, allow_nan=False).encode("ascii")
+
+
+def error_body(status: int, message: str, headers: dict[str, str] | None = None) -> JSONBody:
+    return JSONBody({"error": message}, status_code=status, headers=headers)
+
+
+def error_response(exc: BaseException) -> JSONBody:
+    status = error_status(exc)
+    if status == 500:
+        log.error("request failed: %s", type(exc).__name__, exc_info=exc)
+    return error_body(status, error_message(exc))
+
+
+# -- request helpers ---------------------------------------------------------------------------
+
+
+def _reject_constant(name: str) -> Any:
+    raise InvalidInputError(f"invalid JSON: {name} is not allowed")
+
+
+async def read_json(request: Request) -> Any:
+    """The parsed body (size was checked by the guard); a 400 for anything not JSON."""
+    raw = await request.body()
+    if not raw.strip():
+        raise InvalidInputError("the request body is empty; send a JSON object")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInputError("invalid JSON: the body is not UTF-8") from None
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"invalid JSON: {exc.msg} at position {exc.pos}") from None
+    except RecursionError:
+        raise InvalidInputError("invalid JSON: nested too deeply") from None
+
+
+Handler = Callable[[Request], Awaitable[Any]]
+
+
+def endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    """Wrap a handler returning JSON data: map memwire errors, never leak a traceback."""
+
+    async def run(request: Request) -> Response:
+        try:
+            result = await handler(request)
+        except Exception as exc:
+            return error_response(exc)
+        if isinstance(result, Response):
+            return result
+        return JSONBody(result)
+
+    run.__name__ = handler.__name__
+    run.__doc__ = handler.__doc__
+    return run
+
+
+async def in_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    """Run a blocking Memory call off the event loop."""
+    return await anyio.to_thread.run_sync(fn, *args)
+
+
+# -- the guard ---------------------------------------------------------------------------------
+
+
+def _host_name(value: str) -> str:
+    """``host[:port]`` -> host, handling ``[::1]:8888``."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        end = value.find("]")
+        return value[: end + 1] if end > 0 else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def _origin_host(origin: str) -> str:
+    rest = origin.split("://", 1)[-1]
+    return _host_name(rest.split("/", 1)[0])
+
+
+class Guard:
+    """Pure ASGI middleware in front of every route.
+
+    - With a token, every path but ``/health`` needs ``Authorization: Bearer <token>`` (401).
+    - On a loopback server, a ``Host`` that is not a loopback name is refused (DNS rebinding),
+      and so is a browser ``Origin`` from anywhere but loopback (403): a web page must not be
+      able to write into the memory of the machine that views it.
+    - Bodies larger than ``max_body`` answer 413 before they are read whole.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        token: str | None,
+        max_body: int,
+        allowed_hosts: Iterable[str] | None,
+    ) -> None:
+        self.app = app
+        self.token = token.encode("utf-8") if token else None
+        self.max_body = max_body
+        self.allowed_hosts = (
+            None if allowed_hosts is None else frozenset(h.lower() for h in allowed_hosts)
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k: v for k, v in scope["headers"]}
+        refusal = self._check(scope, headers)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        length = headers.get(b"content-length")
+        if length is not None:
+            try:
+                size = int(length)
+            except ValueError:
+                await error_body(400, "invalid Content-Length header")(scope, receive, send)
+                return
+            if size > self.max_body:
+                await self._too_large(scope, receive, send)
+                return
+        await self.app(scope, self._limited(receive), send)
+
+    def _check(self, scope: Scope, headers: dict[bytes, bytes]) -> Response | None:
+        if self.allowed_hosts is not None:
+            host = headers.get(b"host", b"").decode("latin-1")
+            if _host_name(host) not in self.allowed_hosts:
+                return error_body(421, "this server answers loopback host names only")
+            # Any Origin that is not loopback is refused, "null" included (sandboxed pages).
+            origin = headers.get(b"origin")
+            if (
+                origin is not None
+                and _origin_host(origin.decode("latin-1")) not in self.allowed_hosts
+            ):
+                return error_body(403, "cross-origin requests are refused")
+        if self.token is not None and scope["path"] != "/health":
+            supplied = headers.get(b"authorization", b"")
+            scheme, _, value = supplied.partition(b" ")
+            ok = scheme.lower() == b"bearer" and hmac.compare_digest(value.strip(), self.token)
+            if not ok:
+                return error_body(
+                    401, "a bearer token is required", headers={"WWW-Authenticate": "Bearer"}
+                )
+        return None
+
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await error_body(413, f"the request body is larger than {self.max_body} bytes")(
+            scope, receive, send
+        )
+
+    def _limited(self, receive: Receive) -> Receive:
+        seen = 0
+        limit = self.max_body
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    raise BodyTooLarge(limit)
+            return message
+
+        return limited
+
+
+class BodyTooLarge(Exception):
+    """A chunked body grew past the limit while it was being read (413)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the request body is larger than {limit} bytes")
+
+
+class _CatchTooLarge:
+    """Turns :class:`BodyTooLarge` raised inside a route into a 413 (no response sent yet)."""
+
+    def __init__(self, app: ASGIApp, max_body: int) -> None:
+        self.app = app
+        self.max_body = max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except BodyTooLarge:
+            if started:
+                raise
+            body = error_body(413, f"the request body is larger than {self.max_body} bytes")
+            await body(scope, receive, send)
+
+
+# -- MCP, built on first use -------------------------------------------------------------------
+
+
+class LazyMCP:
+    """The streamable HTTP MCP endpoint, imported and started on the first request to it."""
+
+    def __init__(self, memory: Memory, max_body: int) -> None:
+        self.memory = memory
+        self.max_body = max_body
+        self._wanted = anyio.Event()
+        self._ready = anyio.Event()
+        self._handler: ASGIApp | None = None
+        self._failed = False
+        self._running = False
+
+    async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        """Lives in the app's lifespan task group: waits for a first MCP request, then serves."""
+        self._running = True
+        task_status.started()
+        await self._wanted.wait()
+        try:
+            from memwire.mcp_server import http_session_manager
+
+            manager = http_session_manager(self.memory, max_body=self.max_body)
+            async with manager.run():
+                self._handler = manager.handle_request
+                self._ready.set()
+                await anyio.sleep_forever()
+        except Exception:
+            log.exception("the MCP endpoint failed to start")
+            self._failed = True
+            self._ready.set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self._running:
+            await error_body(503, "the MCP endpoint is not running")(scope, receive, send)
+            return
+        self._wanted.set()
+        await self._ready.wait()
+        if self._handler is None or self._failed:
+            await error_body(500, OPAQUE_ERROR)(scope, receive, send)
+            return
+        bank = scope.get("path_params", {}).get("bank")
+        scope = dict(scope)
+        scope["memwire.pinned_bank"] = bank
+        await self._handler(scope, receive, send)
+
+
+# -- routes ------------------------------------------------------------------------------------
+
+
+def _bank(request: Request) -> str:
+    bank: str = request.path_params["bank"]
+    return bank
+
+
+def build_routes(memory: Memory, mcp: LazyMCP | None) -> list[Route]:
+    async def health(request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    async def openapi(request: Request) -> Any:
+        from memwire.server.openapi import document
+
+        return document()
+
+    async def list_banks(request: Request) -> Any:
+        return await in_thread(ops.banks, memory)
+
+    async def drop_bank(request: Request) -> Any:
+        return await in_thread(ops.delete_bank, memory, _bank(request))
+
+    async def retain(request: Request) -> Any:
+        body = await read_json(request)
+        return await in_thread(ops.retain, memory, _bank(request), body)
+
+    async def recall(request: Request) -> Any:
+        body = await read_json(request)
+        return await in_thread(ops.recall, memory, _bank(request), body)
+
+    async def reflect(request: Request) -> Any:
+        body = await read_json(request)
+        return await in_thread(ops.reflect, memory, _bank(request), body)
+
+    async def config_get(request: Request) -> Any:
+        return await in_thread(ops.config_get, memory, _bank(request))
+
+    async def config_put(request: Request) -> Any:
+        body = await read_json(request)
+        return await in_thread(ops.config_put, memory, _bank(request), body)
+
+    async def list_memories(request: Request) -> Any:
+        q = request.query_params
+        limit = ops.parse_int_param(q.get("limit"), "limit", 50, 1, ops.MAX_PAGE)
+        offset = ops.parse_int_param(q.get("offset"), "offset", 0, 0, 2**62)
+        return await in_thread(ops.memories, memory, _bank(request), limit, offset)
+
+    async def get_memory(request: Request) -> Any:
+        memory_id: str = request.path_params["memory_id"]
+        return await in_thread(ops.get, memory, _bank(request), memory_id)
+
+    async def forget_memory(request: Request) -> Any:
+        memory_id: str = request.path_params["memory_id"]
+        return await in_thread(ops.forget, memory, _bank(request), memory_id)
+
+    async def bank_stats(request: Request) -> Any:
+        return await in_thread(ops.stats, memory, _bank(request))
+
+    routes = [
+        Route("/health", health, methods=["GET"]),
+        Route("/openapi.json", endpoint(openapi), methods=["GET"]),
+        Route("/banks", endpoint(list_banks), methods=["GET"]),
+        Route("/banks/{bank}", endpoint(drop_bank), methods=["DELETE"]),
+        Route("/banks/{bank}/retain", endpoint(retain), methods=["POST"]),
+        Route("/banks/{bank}/recall", endpoint(recall), methods=["POST"]),
+        Route("/banks/{bank}/reflect", endpoint(reflect), methods=["POST"]),
+        Route("/banks/{bank}/config", endpoint(config_get), methods=["GET"]),
+        Route("/banks/{bank}/config", endpoint(config_put), methods=["PUT"]),
+        Route("/banks/{bank}/memories", endpoint(list_memories), methods=["GET"]),
+        Route("/banks/{bank}/memories/{memory_id}", endpoint(get_memory), methods=["GET"]),
+        Route("/banks/{bank}/memories/{memory_id}", endpoint(forget_memory), methods=["DELETE"]),
+        Route("/banks/{bank}/stats", endpoint(bank_stats), methods=["GET"]),
+    ]
+    if mcp is not None:
+        routes.append(Route("/mcp", mcp))
+        routes.append(Route("/mcp/{bank}", mcp))
+    return routes
+
+
+async def _http_exception(request: Request, exc: Exception) -> Response:
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    message = {404: "no such route", 405: "method not allowed"}.get(status, "request refused")
+    headers = dict(exc.headers or {}) if isinstance(exc, HTTPException) else None
+    return error_body(status, message, headers=headers)
+
+
+async def _server_error(request: Request, exc: Exception) -> Response:
+    return error_response(exc)
+
+
+def create_app(
+    memory: Memory,
+    *,
+    token: str | None = None,
+    max_body: int = DEFAULT_MAX_BODY,
+    allowed_hosts: Iterable[str] | None = LOOPBACK_NAMES,
+    mcp: bool = True,
+    close_memory: bool = False,
+) -> ASGIApp:
+    """The ASGI app serving ``memory``.
+
+    ``token``: bearer token required on every route but ``/health`` (``None``: open).
+    ``allowed_hosts``: ``Host`` names accepted, loopback names by default; ``None`` accepts any
+    (use it with a token when binding a non-loopback address). ``close_memory``: close the
+    store when the app shuts down (the server runner owns the store; tests may not).
+    """
+    lazy_mcp = LazyMCP(memory, max_body) if mcp else None
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            async with anyio.create_task_group() as tg:
+                if lazy_mcp is not None:
+                    await tg.start(lazy_mcp.run)
+                try:
+                    yield
+                finally:
+                    tg.cancel_scope.cancel()
+        finally:
+            if close_memory:
+                await anyio.to_thread.run_sync(memory.close)
+
+    app = Starlette(
+        routes=build_routes(memory, lazy_mcp),
+        lifespan=lifespan,
+        exception_handlers={HTTPException: _http_exception, Exception: _server_error},
+    )
+    limited: ASGIApp = _CatchTooLarge(app, max_body)
+    return Guard(limited, token=token, max_body=max_body, allowed_hosts=allowed_hosts)

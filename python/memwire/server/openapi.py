@@ -1,0 +1,299 @@
+"""The OpenAPI 3.1 document served at ``/openapi.json``, written by hand to match the routes.
+
+Tests fuzz the server from this document (schemathesis), so a schema that promises more or
+less than the server does shows up there.
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import lru_cache
+from typing import Any
+
+__all__ = ["document"]
+
+_STR_LIST = {"type": "array", "items": {"type": "string"}}
+_NULLABLE_STR = {"type": ["string", "null"]}
+
+
+def _error(description: str) -> dict[str, Any]:
+    return {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+    }
+
+
+def _json(schema: dict[str, Any], description: str = "OK") -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _body(ref: str) -> dict[str, Any]:
+    return {
+        "required": True,
+        "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}},
+    }
+
+
+_BANK = {
+    "name": "bank",
+    "in": "path",
+    "required": True,
+    "description": "Bank id: 1 to 128 characters, no control characters.",
+    "schema": {"type": "string", "minLength": 1, "maxLength": 128},
+}
+_MEMORY_ID = {
+    "name": "memory_id",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string", "minLength": 1},
+}
+
+
+def _responses(ok: dict[str, Any], *, body: bool = False, names: bool = True) -> dict[str, Any]:
+    out: dict[str, Any] = {"200": ok}
+    out["400"] = _error("Invalid bank id, body or field (the message says which)")
+    out["401"] = _error("A bearer token is required (only when the server has one)")
+    if names:
+        out["404"] = _error("Unknown memory or bank")
+    if body:
+        out["413"] = _error("Request body too large")
+    out["500"] = _error("Internal error (opaque)")
+    return out
+
+
+@lru_cache(maxsize=1)
+def _document() -> dict[str, Any]:
+    from memwire import __version__
+
+    schemas: dict[str, Any] = {
+        "Error": {
+            "type": "object",
+            "required": ["error"],
+            "properties": {"error": {"type": "string"}},
+        },
+        "RetainRequest": {
+            "type": "object",
+            "required": ["content"],
+            "properties": {
+                "content": {"type": "string", "description": "The memory text (redacted)."},
+                "tags": _STR_LIST,
+                "context": _NULLABLE_STR,
+                "created_at": {
+                    "type": ["string", "null"],
+                    "description": "When it happened: ISO date or datetime (stored as UTC).",
+                },
+                "document_id": _NULLABLE_STR,
+                "update_mode": {"type": ["string", "null"], "enum": ["replace", "append", None]},
+            },
+        },
+        "RetainResponse": {
+            "type": "object",
+            "required": ["id"],
+            "properties": {"id": {"type": "string"}},
+        },
+        "RecallRequest": {
+            "type": "object",
+            "required": ["query"],
+            "properties": {
+                "query": {"type": "string"},
+                "budget": {
+                    "type": ["integer", "null"],
+                    "minimum": 1,
+                    "maximum": 1_000_000,
+                    "description": "Token budget (default: recall_max_tokens, else 8000).",
+                },
+                "limit": {"type": ["integer", "null"], "minimum": 1, "maximum": 100},
+                "tags": _STR_LIST,
+                "exclude_tags": _STR_LIST,
+                "format": {
+                    "type": ["string", "null"],
+                    "enum": ["text", "full", None],
+                    "description": "text (default): an array of strings; full: hit objects.",
+                },
+            },
+        },
+        "Hit": {
+            "type": "object",
+            "required": ["id", "score", "created_at", "content", "tags"],
+            "properties": {
+                "id": {"type": "string"},
+                "score": {"type": "number"},
+                "created_at": {"type": "string"},
+                "content": {"type": "string"},
+                "tags": _STR_LIST,
+            },
+        },
+        "RecallResponse": {
+            "anyOf": [
+                {"type": "array", "items": {"type": "string"}},
+                {"type": "array", "items": {"$ref": "#/components/schemas/Hit"}},
+            ]
+        },
+        "ReflectRequest": {
+            "type": "object",
+            "required": ["query"],
+            "properties": {"query": {"type": "string"}},
+        },
+        "ReflectResponse": {
+            "type": "object",
+            "required": ["text"],
+            "properties": {"text": {"type": "string"}},
+        },
+        "Memory": {
+            "type": "object",
+            "required": ["id", "content"],
+            "properties": {
+                "id": {"type": "string"},
+                "content": {"type": "string"},
+                "context": _NULLABLE_STR,
+                "tags": _STR_LIST,
+                "created_at": {"type": "string"},
+            },
+        },
+        "Config": {
+            "type": "object",
+            "description": "Bank config. recall_max_tokens, retain_tags and ttl_days act; "
+            "other keys are kept verbatim; a null value removes a key.",
+            "properties": {
+                "recall_max_tokens": {"type": ["integer", "null"], "minimum": 1},
+                "retain_tags": {"type": ["array", "null"], "items": {"type": "string"}},
+                "ttl_days": {"type": ["number", "null"], "exclusiveMinimum": 0},
+            },
+        },
+        "Stats": {"type": "object"},
+        "Deleted": {"type": "object"},
+    }
+
+    def ref(name: str) -> dict[str, Any]:
+        return {"$ref": f"#/components/schemas/{name}"}
+
+    paths: dict[str, Any] = {
+        "/health": {
+            "get": {
+                "operationId": "health",
+                "summary": "Liveness: answers the plain text `ok`, never needs a token",
+                "security": [],
+                "responses": {
+                    "200": {
+                        "description": "Serving",
+                        "content": {"text/plain": {"schema": {"type": "string", "const": "ok"}}},
+                    }
+                },
+            }
+        },
+        "/banks": {
+            "get": {
+                "operationId": "listBanks",
+                "summary": "Every bank in the store",
+                "responses": _responses(_json({"type": "array"}), names=False),
+            }
+        },
+        "/banks/{bank}": {
+            "delete": {
+                "operationId": "deleteBank",
+                "summary": "Delete a bank with all its memories and config",
+                "parameters": [_BANK],
+                "responses": _responses(_json(ref("Deleted"))),
+            }
+        },
+        "/banks/{bank}/retain": {
+            "post": {
+                "operationId": "retain",
+                "summary": "Store a memory; the bank is created by its first retain",
+                "parameters": [_BANK],
+                "requestBody": _body("RetainRequest"),
+                "responses": _responses(_json(ref("RetainResponse")), body=True),
+            }
+        },
+        "/banks/{bank}/recall": {
+            "post": {
+                "operationId": "recall",
+                "summary": "The memories that best match a query, within a token budget",
+                "parameters": [_BANK],
+                "requestBody": _body("RecallRequest"),
+                "responses": _responses(_json(ref("RecallResponse")), body=True),
+            }
+        },
+        "/banks/{bank}/reflect": {
+            "post": {
+                "operationId": "reflect",
+                "summary": "The best memories, cited by id and dated, as one text block",
+                "parameters": [_BANK],
+                "requestBody": _body("ReflectRequest"),
+                "responses": _responses(_json(ref("ReflectResponse")), body=True),
+            }
+        },
+        "/banks/{bank}/config": {
+            "get": {
+                "operationId": "getConfig",
+                "summary": "The bank's config",
+                "parameters": [_BANK],
+                "responses": _responses(_json(ref("Config"))),
+            },
+            "put": {
+                "operationId": "putConfig",
+                "summary": "Merge keys into the bank's config (null removes a key)",
+                "parameters": [_BANK],
+                "requestBody": _body("Config"),
+                "responses": _responses(_json(ref("Config")), body=True),
+            },
+        },
+        "/banks/{bank}/memories": {
+            "get": {
+                "operationId": "listMemories",
+                "summary": "A page of the bank's memories",
+                "parameters": [
+                    _BANK,
+                    {
+                        "name": "limit",
+                        "in": "query",
+                        "schema": {"type": "integer", "minimum": 1, "maximum": 1000},
+                    },
+                    {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+                ],
+                "responses": _responses(_json({"type": "array", "items": ref("Memory")})),
+            }
+        },
+        "/banks/{bank}/memories/{memory_id}": {
+            "get": {
+                "operationId": "getMemory",
+                "summary": "One memory",
+                "parameters": [_BANK, _MEMORY_ID],
+                "responses": _responses(_json(ref("Memory"))),
+            },
+            "delete": {
+                "operationId": "forgetMemory",
+                "summary": "Forget one memory",
+                "parameters": [_BANK, _MEMORY_ID],
+                "responses": _responses(_json(ref("Deleted"))),
+            },
+        },
+        "/banks/{bank}/stats": {
+            "get": {
+                "operationId": "bankStats",
+                "summary": "Count, tags, oldest and newest memory of a bank",
+                "parameters": [_BANK],
+                "responses": _responses(_json(ref("Stats"))),
+            }
+        },
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "memwire",
+            "version": __version__,
+            "description": 'Durable memory for AI agents. Errors answer `{"error": reason}`. '
+            "MCP (streamable HTTP) is served at /mcp and /mcp/{bank}.",
+        },
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "security": [{"bearer": []}],
+        "paths": paths,
+    }
+
+
+def document() -> dict[str, Any]:
+    """A fresh copy of the document (callers may mutate it)."""
+    return copy.deepcopy(_document())

@@ -1,0 +1,301 @@
+"""The operations every door shares: check a JSON request, call the Memory API, shape the answer.
+
+HTTP routes, MCP tools and the CLI's ``--json`` output all go through these functions, so a
+request that fails fails with the same message everywhere, and a result has the same shape
+everywhere. Nothing here imports a web framework: the CLI uses it without loading one.
+
+Every function raises only :mod:`memwire.errors` exceptions on purpose: an
+:class:`~memwire.errors.InvalidInputError` for a bad field (the message names the field), a
+:class:`~memwire.errors.NotFoundError` for a missing memory or bank. Anything else is a bug or a
+storage failure, which the caller turns into an opaque error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from memwire.errors import InvalidInputError, NotFoundError
+
+if TYPE_CHECKING:
+    from memwire.memory import Memory
+
+__all__ = [
+    "RECALL_FORMATS",
+    "UPDATE_MODES",
+    "banks",
+    "config_get",
+    "config_put",
+    "delete_bank",
+    "forget",
+    "get",
+    "jsonable",
+    "memories",
+    "opt_int",
+    "opt_str",
+    "opt_str_list",
+    "recall",
+    "reflect",
+    "retain",
+    "stats",
+]
+
+UPDATE_MODES = ("replace", "append")
+RECALL_FORMATS = ("text", "full")
+MAX_LIMIT = 100
+MAX_PAGE = 1000
+
+# -- field checks ------------------------------------------------------------------------------
+
+
+def _type_name(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return type(value).__name__
+
+
+def require_object(body: object) -> Mapping[str, Any]:
+    """The request body must be a JSON object."""
+    if not isinstance(body, Mapping):
+        raise InvalidInputError(f"the request body must be a JSON object, got {_type_name(body)}")
+    return body
+
+
+def req_str(body: Mapping[str, Any], name: str) -> str:
+    value = body.get(name)
+    if value is None:
+        raise InvalidInputError(f"{name} is required")
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{name} must be a string, got {_type_name(value)}")
+    return value
+
+
+def opt_str(body: Mapping[str, Any], name: str) -> str | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{name} must be a string, got {_type_name(value)}")
+    return value
+
+
+def opt_int(body: Mapping[str, Any], name: str, low: int, high: int) -> int | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(f"{name} must be an integer, got {_type_name(value)}")
+    if not low <= value <= high:
+        raise InvalidInputError(f"{name} must be between {low} and {high}, got {value}")
+    return value
+
+
+def opt_str_list(body: Mapping[str, Any], name: str) -> list[str] | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)):
+        raise InvalidInputError(f"{name} must be an array of strings, got {_type_name(value)}")
+    for item in value:
+        if not isinstance(item, str):
+            raise InvalidInputError(f"{name} must be an array of strings, found {_type_name(item)}")
+    return list(value)
+
+
+def opt_choice(body: Mapping[str, Any], name: str, choices: Sequence[str]) -> str | None:
+    value = opt_str(body, name)
+    if value is not None and value not in choices:
+        raise InvalidInputError(
+            f"{name} must be one of {', '.join(repr(c) for c in choices)}, got {value!r}"
+        )
+    return value
+
+
+def parse_int_param(raw: str | None, name: str, default: int, low: int, high: int) -> int:
+    """A query-string integer (``?limit=10``)."""
+    if raw is None or raw == "":
+        return default
+    text = raw.strip()
+    if not (text.isascii() and (text.isdigit() or (text[:1] == "-" and text[1:].isdigit()))):
+        raise InvalidInputError(f"{name} must be an integer, got {raw[:40]!r}")
+    value = int(text)
+    if not low <= value <= high:
+        raise InvalidInputError(f"{name} must be between {low} and {high}, got {value}")
+    return value
+
+
+# -- result shaping ----------------------------------------------------------------------------
+
+
+def jsonable(value: Any) -> Any:
+    """Turn API results (dataclasses, datetimes, tuples) into plain JSON values."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, (_dt.datetime, _dt.date)):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if hasattr(value, "_asdict"):
+        return jsonable(value._asdict())
+    return str(value)
+
+
+def _attr(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def memory_record(obj: Any) -> dict[str, Any]:
+    """One stored memory as JSON: ``id, content, context, tags, created_at`` and the rest."""
+    record = jsonable(obj)
+    if not isinstance(record, dict):  # pragma: no cover - defensive
+        raise TypeError("a memory record must be an object")
+    if "tags" in record and record["tags"] is None:
+        record["tags"] = []
+    return record
+
+
+def hit_full(hit: Any) -> dict[str, Any]:
+    """A recall hit with the fields memory-wire's ``format: "full"`` answers."""
+    return {
+        "id": _attr(hit, "id"),
+        "score": jsonable(_attr(hit, "score")),
+        "created_at": jsonable(_attr(hit, "created_at")),
+        "content": _attr(hit, "content"),
+        "tags": jsonable(list(_attr(hit, "tags", ()) or ())),
+    }
+
+
+# -- operations --------------------------------------------------------------------------------
+
+
+def retain(memory: Memory, bank: str, body: object) -> dict[str, Any]:
+    """``{content, tags?, context?, created_at?, document_id?, update_mode?}`` -> ``{id}``."""
+    body = require_object(body)
+    content = req_str(body, "content")
+    tags = opt_str_list(body, "tags")
+    context = opt_str(body, "context")
+    created_at = opt_str(body, "created_at")
+    document_id = opt_str(body, "document_id")
+    update_mode = opt_choice(body, "update_mode", UPDATE_MODES) or "replace"
+    memory_id = memory.retain(
+        content,
+        bank=bank,
+        tags=tuple(tags or ()),
+        context=context,
+        created_at=created_at,
+        document_id=document_id,
+        update_mode=update_mode,
+    )
+    return {"id": memory_id}
+
+
+def recall(memory: Memory, bank: str, body: object) -> list[Any]:
+    """``{query, budget?, limit?, tags?, exclude_tags?, format?}`` -> strings or full hits."""
+    body = require_object(body)
+    query = req_str(body, "query")
+    limit = opt_int(body, "limit", 1, MAX_LIMIT)
+    budget = opt_int(body, "budget", 1, 1_000_000)
+    tags = opt_str_list(body, "tags")
+    exclude_tags = opt_str_list(body, "exclude_tags")
+    fmt = opt_choice(body, "format", RECALL_FORMATS) or "text"
+    hits = memory.recall(
+        query,
+        bank=bank,
+        limit=10 if limit is None else limit,
+        budget=budget,
+        tags=tags,
+        exclude_tags=exclude_tags,
+    )
+    if fmt == "full":
+        return [hit_full(h) for h in hits]
+    return [_attr(h, "content") for h in hits]
+
+
+def reflect(memory: Memory, bank: str, body: object) -> dict[str, Any]:
+    """``{query}`` -> ``{text}``: the best memories, cited and dated, as one block."""
+    body = require_object(body)
+    query = req_str(body, "query")
+    return {"text": memory.reflect(query, bank=bank)}
+
+
+def _where(bank: str | None) -> str:
+    return "" if bank is None else f" in bank {bank!r}"
+
+
+def get(memory: Memory, bank: str | None, memory_id: str) -> dict[str, Any]:
+    """One memory (in ``bank``, or in any bank when ``None``)."""
+    found = memory.get(memory_id, bank=bank)
+    if found is None:  # pragma: no cover - Memory.get raises NotFoundError itself
+        raise NotFoundError(f"no memory {memory_id!r}{_where(bank)}")
+    return memory_record(found)
+
+
+def forget(memory: Memory, bank: str | None, memory_id: str) -> dict[str, Any]:
+    """Forget one memory; a memory that is not there is a :class:`NotFoundError`."""
+    if not memory.forget(memory_id, bank=bank):
+        raise NotFoundError(f"no memory {memory_id!r}{_where(bank)}")
+    return {"id": memory_id, "forgotten": True}
+
+
+def memories(memory: Memory, bank: str, limit: int = 50, offset: int = 0) -> list[dict[str, Any]]:
+    return [memory_record(m) for m in memory.memories(bank=bank, limit=limit, offset=offset)]
+
+
+def stats(memory: Memory, bank: str) -> dict[str, Any]:
+    result = jsonable(memory.stats(bank=bank))
+    if not isinstance(result, dict):  # pragma: no cover - defensive
+        raise TypeError("stats must be an object")
+    return result
+
+
+def banks(memory: Memory) -> list[Any]:
+    result = jsonable(memory.banks())
+    return list(result)
+
+
+def delete_bank(memory: Memory, bank: str) -> dict[str, Any]:
+    deleted = memory.delete_bank(bank)
+    if deleted is False:
+        raise NotFoundError(f"no bank {bank!r}")
+    return {"bank": bank, "deleted": True}
+
+
+def config_get(memory: Memory, bank: str) -> dict[str, Any]:
+    result = jsonable(memory.get_config(bank))
+    if not isinstance(result, dict):  # pragma: no cover - defensive
+        raise TypeError("config must be an object")
+    return result
+
+
+def config_put(memory: Memory, bank: str, body: object) -> dict[str, Any]:
+    body = require_object(body)
+    result = memory.set_config(bank, dict(body))
+    if result is None:
+        result = memory.get_config(bank)
+    out = jsonable(result)
+    if not isinstance(out, dict):  # pragma: no cover - defensive
+        raise TypeError("config must be an object")
+    return out

@@ -1,0 +1,151 @@
+"""Run the HTTP server with uvicorn: bind checks, graceful shutdown, the store closed last."""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import logging
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memwire.memory import Memory
+
+__all__ = [
+    "DEFAULT_HOST",
+    "DEFAULT_PORT",
+    "ServeFailed",
+    "ServeRefused",
+    "check_bind",
+    "is_loopback",
+    "make_server",
+    "serve",
+]
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8888
+GRACE_SECONDS = 10
+
+
+class ServeRefused(Exception):
+    """The server must not start as asked (e.g. a public address without a token)."""
+
+
+class ServeFailed(Exception):
+    """The server could not start (e.g. the port is in use)."""
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost``, 127.0.0.0/8 and ``::1``."""
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, token: str | None) -> None:
+    """Refuse a non-loopback bind without a bearer token."""
+    if not is_loopback(host) and not token:
+        raise ServeRefused(
+            f"refusing to listen on {host}, which is not a loopback address, without a token: "
+            "pass --token or set MEMWIRE_TOKEN (clients send 'Authorization: Bearer <token>')"
+        )
+
+
+def _server_class() -> Any:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, minus re-raising the signal after a graceful shutdown.
+
+        uvicorn re-delivers SIGINT/SIGTERM once it has drained; memwire instead returns from
+        :func:`serve` so the caller closes the store and exits 0.
+        """
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            sigs = [signal.SIGINT, signal.SIGTERM]
+            originals = {sig: signal.signal(sig, self.handle_exit) for sig in sigs}
+            try:
+                yield
+            finally:
+                for sig, handler in originals.items():
+                    signal.signal(sig, handler)
+
+    return Server
+
+
+def make_server(
+    memory: Memory,
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    token: str | None = None,
+    log_level: str = "warning",
+    mcp: bool = True,
+) -> Any:
+    """A configured (not yet running) uvicorn server for ``memory``."""
+    import uvicorn
+
+    from memwire.server.app import LOOPBACK_NAMES, create_app
+
+    check_bind(host, token)
+    app = create_app(
+        memory,
+        token=token,
+        allowed_hosts=LOOPBACK_NAMES if is_loopback(host) else None,
+        mcp=mcp,
+    )
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=False,
+        lifespan="on",
+        server_header=False,
+        timeout_graceful_shutdown=GRACE_SECONDS,
+        # "h11" and "asyncio" are pure Python and always installed; httptools/uvloop would
+        # be picked up automatically when present.
+    )
+    return _server_class()(config)
+
+
+def serve(
+    db: str | None = None,
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    token: str | None = None,
+    log_level: str = "warning",
+    sock: socket.socket | None = None,
+) -> None:
+    """Serve the store at ``db`` until SIGINT/SIGTERM, then drain and close it."""
+    check_bind(host, token)
+    from memwire.memory import Memory
+
+    logging.basicConfig(level=logging.WARNING, format="memwire: %(levelname)s %(message)s")
+    memory = Memory(db)
+    try:
+        server = make_server(memory, host=host, port=port, token=token, log_level=log_level)
+        shown = f"[{host}]" if ":" in host else host
+        print(f"memwire: serving http://{shown}:{port} (MCP at /mcp)", file=sys.stderr)
+        try:
+            server.run(sockets=[sock] if sock is not None else None)
+        except SystemExit:  # uvicorn exits when it cannot bind or start the app
+            server.started = False
+        if not server.started:
+            raise ServeFailed(f"could not listen on {host}:{port} (is the port in use?)")
+    finally:
+        memory.close()
+    print("memwire: stopped; the store is closed", file=sys.stderr)

@@ -1,0 +1,192 @@
+"""The MCP server through the official MCP client: stdio (`memwire mcp`) and streamable HTTP."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from memwire.memory import Memory
+from memwire.server.testing import serve_in_thread
+
+TOOLS = {
+    # name: (read_only, destructive)
+    "memory_retain": (False, False),
+    "memory_recall": (True, False),
+    "memory_reflect": (True, False),
+    "memory_get": (True, False),
+    "memory_forget": (False, True),
+    "memory_bank_config_get": (True, False),
+}
+MODES = ["auto", "legacy"]  # the 2026 per-request era and the initialize handshake
+
+
+def stdio(db: Path, *extra: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memwire", "mcp", "--db", str(db), *extra],
+        env=dict(os.environ),
+    )
+
+
+async def exercise(client: Client) -> dict[str, Any]:
+    """initialize (done by the client), list tools, retain then recall, and every other tool."""
+    listed = await client.list_tools()
+    tools = {t.name: t for t in listed.tools}
+    assert set(tools) == set(TOOLS)
+    for name, (read_only, destructive) in TOOLS.items():
+        tool = tools[name]
+        assert tool.annotations is not None
+        assert tool.annotations.read_only_hint is read_only
+        assert tool.annotations.destructive_hint is destructive
+        assert tool.input_schema["type"] == "object"
+        assert tool.input_schema["additionalProperties"] is False
+        assert "bank" in tool.input_schema["properties"]
+    assert tools["memory_retain"].input_schema["required"] == ["content"]
+    assert tools["memory_recall"].input_schema["required"] == ["query"]
+
+    r = await client.call_tool(
+        "memory_retain", {"content": "the deploy key rotates monthly", "tags": ["ops"]}
+    )
+    assert not r.is_error, r.content
+    memory_id = r.structured_content["id"]
+    r = await client.call_tool("memory_recall", {"query": "when does the deploy key rotate"})
+    assert not r.is_error
+    hits = r.structured_content["memories"]
+    assert hits[0]["id"] == memory_id and hits[0]["tags"] == ["ops"]
+    r = await client.call_tool("memory_reflect", {"query": "deploy key"})
+    assert memory_id in r.content[0].text
+    r = await client.call_tool("memory_get", {"id": memory_id})
+    assert r.structured_content["content"] == "the deploy key rotates monthly"
+    r = await client.call_tool("memory_bank_config_get", {})
+    assert not r.is_error and r.structured_content == {}
+    r = await client.call_tool("memory_forget", {"id": memory_id})
+    assert r.structured_content == {"id": memory_id, "forgotten": True}
+    return {"id": memory_id}
+
+
+async def errors(client: Client) -> None:
+    """Tool errors are MCP tool errors with the HTTP surface's message, never a crash."""
+    r = await client.call_tool("memory_retain", {"content": "   "})
+    assert r.is_error and r.content[0].text == "content must not be blank"
+    r = await client.call_tool("memory_recall", {"query": "x", "limit": 0})
+    assert r.is_error and r.content[0].text == "limit must be between 1 and 100, got 0"
+    r = await client.call_tool("memory_get", {"id": "mem_nope"})
+    assert r.is_error and r.content[0].text == "no memory 'mem_nope' in bank 'default'"
+    r = await client.call_tool("memory_forget", {"id": "mem_nope"})
+    assert r.is_error and "no memory" in r.content[0].text
+    r = await client.call_tool("memory_bank_config_get", {"bank": "never"})
+    assert r.is_error and r.content[0].text == "no bank 'never'"
+    r = await client.call_tool("memory_recall", {"query": "x", "bank": ""})
+    assert r.is_error and "bank" in r.content[0].text
+    # still serving after the errors
+    r = await client.call_tool("memory_recall", {"query": "anything"})
+    assert not r.is_error
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_stdio_roundtrip(tmp_path: Path, mode: str) -> None:
+    db = tmp_path / "memory.db"
+
+    async def main() -> None:
+        async with Client(stdio(db), mode=mode) as client:
+            assert client.server_info is not None and client.server_info.name == "memwire"
+            await exercise(client)
+            await errors(client)
+
+    anyio.run(main)
+
+
+def test_stdio_pinned_bank(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+
+    async def main() -> None:
+        async with Client(stdio(db, "--bank", "proj"), mode="legacy") as client:
+            r = await client.call_tool("memory_retain", {"content": "pinned"})
+            assert not r.is_error
+            r = await client.call_tool("memory_retain", {"content": "x", "bank": "proj"})
+            assert not r.is_error
+            r = await client.call_tool("memory_recall", {"query": "pinned", "bank": "other"})
+            assert r.is_error
+            assert r.content[0].text == (
+                "this MCP endpoint is pinned to bank 'proj'; it cannot use bank 'other'"
+            )
+
+    anyio.run(main)
+    with Memory(db) as memory:
+        assert memory.banks() == ["proj"]
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, Memory]]:
+    with Memory(tmp_path / "memory.db") as memory, serve_in_thread(memory) as url:
+        yield url, memory
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_streamable_http_roundtrip(served: tuple[str, Memory], mode: str) -> None:
+    url, _ = served
+
+    async def main() -> None:
+        async with Client(f"{url}/mcp", mode=mode) as client:
+            await exercise(client)
+            await errors(client)
+
+    anyio.run(main)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_streamable_http_pins_the_bank_in_the_url(served: tuple[str, Memory], mode: str) -> None:
+    url, memory = served
+
+    async def main() -> None:
+        async with Client(f"{url}/mcp/team-a", mode=mode) as client:
+            r = await client.call_tool("memory_retain", {"content": "team a fact"})
+            assert not r.is_error
+            r = await client.call_tool("memory_recall", {"query": "fact", "bank": "team-b"})
+            assert r.is_error and "pinned to bank 'team-a'" in r.content[0].text
+
+    anyio.run(main)
+    assert memory.banks() == ["team-a"]
+
+
+def test_tool_error_matches_http_error(served: tuple[str, Memory]) -> None:
+    import httpx
+
+    url, _ = served
+    http = httpx.post(f"{url}/banks/default/recall", json={"query": "x", "budget": "9"})
+    assert http.status_code == 400
+
+    async def main() -> str:
+        async with Client(f"{url}/mcp", mode="legacy") as client:
+            r = await client.call_tool("memory_recall", {"query": "x", "budget": "9"})
+            assert r.is_error
+            return str(r.content[0].text)
+
+    assert anyio.run(main) == http.json()["error"]
+
+
+def test_plain_server_does_not_import_the_mcp_sdk(tmp_path: Path) -> None:
+    """Idle memory: the SDK loads only when someone speaks MCP."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from memwire.memory import Memory\n"
+        "from memwire.server.testing import serve_in_thread\n"
+        "import httpx\n"
+        f"with Memory({str(tmp_path / 'm.db')!r}) as m, serve_in_thread(m) as url:\n"
+        "    assert httpx.get(url + '/health').text == 'ok'\n"
+        "    httpx.post(url + '/banks/a/retain', json={'content': 'x'})\n"
+        "    print('mcp' in sys.modules, 'mcp_types' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False False"

@@ -1,0 +1,287 @@
+"""Every route of the HTTP server, over real HTTP, with its success and error answers."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from memwire.memory import Memory
+
+
+def retain(client: httpx.Client, bank: str, content: str, **fields: object) -> str:
+    r = client.post(f"/banks/{bank}/retain", json={"content": content, **fields})
+    assert r.status_code == 200, r.text
+    memory_id = r.json()["id"]
+    assert isinstance(memory_id, str)
+    return memory_id
+
+
+def test_health_is_plain_ok(client: httpx.Client) -> None:
+    r = client.get("/health")
+    assert r.status_code == 200
+    assert r.text == "ok"
+    assert r.headers["content-type"].startswith("text/plain")
+
+
+def test_retain_then_recall_strings_and_full(client: httpx.Client) -> None:
+    cat = retain(client, "pets", "the cat sleeps on the warm windowsill", tags=["cat"])
+    retain(client, "pets", "the dog barks at the mail carrier", tags=["dog"])
+    r = client.post("/banks/pets/recall", json={"query": "where does the cat sleep"})
+    assert r.status_code == 200
+    assert r.json()[0] == "the cat sleeps on the warm windowsill"
+    assert all(isinstance(s, str) for s in r.json())
+
+    r = client.post("/banks/pets/recall", json={"query": "cat", "format": "full"})
+    hit = r.json()[0]
+    assert set(hit) == {"id", "score", "created_at", "content", "tags"}
+    assert hit["id"] == cat and hit["tags"] == ["cat"] and isinstance(hit["score"], float)
+
+
+def test_recall_filters_limit_and_budget(client: httpx.Client) -> None:
+    for n in range(5):
+        retain(client, "b", f"note number {n} about apples", tags=["even" if n % 2 else "odd"])
+    r = client.post("/banks/b/recall", json={"query": "apples", "limit": 2})
+    assert len(r.json()) == 2
+    r = client.post("/banks/b/recall", json={"query": "apples", "tags": ["even"], "format": "full"})
+    assert {tuple(h["tags"]) for h in r.json()} == {("even",)}
+    r = client.post("/banks/b/recall", json={"query": "apples", "exclude_tags": ["even"]})
+    assert len(r.json()) == 3
+    r = client.post("/banks/b/recall", json={"query": "apples", "budget": 1000, "limit": None})
+    assert r.status_code == 200
+
+
+def test_retain_fields_and_document_upsert(client: httpx.Client) -> None:
+    first = retain(
+        client,
+        "d",
+        "draft one",
+        document_id="doc-1",
+        context="from a test",
+        created_at="2024-05-01",
+    )
+    second = retain(client, "d", "draft two", document_id="doc-1", update_mode="replace")
+    assert first != second
+    assert client.get(f"/banks/d/memories/{first}").status_code == 404
+    record = client.get(f"/banks/d/memories/{second}").json()
+    assert record["content"] == "draft two"
+    r = client.post(
+        "/banks/d/retain", json={"content": "x", "document_id": "doc-1", "update_mode": "append"}
+    )
+    assert r.status_code in (400, 409), r.text
+    assert "error" in r.json()
+
+
+def test_retain_same_content_returns_same_id(client: httpx.Client) -> None:
+    assert retain(client, "a", "identical") == retain(client, "a", "identical")
+
+
+def test_reflect_cites_ids(client: httpx.Client) -> None:
+    memory_id = retain(client, "r", "we chose SQLite for the embedded store")
+    r = client.post("/banks/r/reflect", json={"query": "which store did we choose"})
+    assert r.status_code == 200
+    assert memory_id in r.json()["text"]
+
+
+def test_config_get_put(client: httpx.Client) -> None:
+    assert client.get("/banks/c/config").status_code == 404  # no such bank yet
+    r = client.put("/banks/c/config", json={"recall_max_tokens": 500, "custom": {"k": [1]}})
+    assert r.status_code == 200
+    assert r.json() == {"recall_max_tokens": 500, "custom": {"k": [1]}}
+    r = client.put("/banks/c/config", json={"custom": None})
+    assert r.json() == {"recall_max_tokens": 500}
+    assert client.get("/banks/c/config").json() == {"recall_max_tokens": 500}
+    r = client.put("/banks/c/config", json={"recall_max_tokens": "lots"})
+    assert r.status_code == 400 and "recall_max_tokens" in r.json()["error"]
+    assert client.put("/banks/c/config", json=[1, 2]).status_code == 400
+
+
+def test_memories_paging_get_forget(client: httpx.Client) -> None:
+    ids = [retain(client, "m", f"memory {n}", created_at=f"2024-01-0{n + 1}") for n in range(3)]
+    page = client.get("/banks/m/memories").json()
+    assert [m["id"] for m in page] == ids[::-1]  # newest created_at first
+    page = client.get("/banks/m/memories", params={"limit": 1, "offset": 1}).json()
+    assert [m["id"] for m in page] == [ids[1]]
+    record = client.get(f"/banks/m/memories/{ids[0]}").json()
+    assert record["id"] == ids[0] and record["content"] == "memory 0"
+    assert record["created_at"].startswith("2024-01-01")
+    r = client.delete(f"/banks/m/memories/{ids[0]}")
+    assert r.status_code == 200 and r.json() == {"id": ids[0], "forgotten": True}
+    assert client.delete(f"/banks/m/memories/{ids[0]}").status_code == 404
+    assert client.get(f"/banks/m/memories/{ids[0]}").status_code == 404
+    # the memory exists, but not in this bank
+    assert client.get(f"/banks/other/memories/{ids[1]}").status_code == 404
+
+
+def test_stats_banks_and_delete_bank(client: httpx.Client) -> None:
+    retain(client, "s1", "one", tags=["t"])
+    retain(client, "s2", "two")
+    stats = client.get("/banks/s1/stats").json()
+    assert stats["count"] == 1 and stats["tags"] == {"t": 1}
+    assert client.get("/banks").json() == ["s1", "s2"]
+    r = client.delete("/banks/s1")
+    assert r.status_code == 200
+    assert client.get("/banks").json() == ["s2"]
+    assert client.delete("/banks/s1").status_code == 404
+    assert client.get("/banks/s1/stats").status_code == 404
+
+
+def test_empty_banks_answer_200_with_empty_results(client: httpx.Client) -> None:
+    assert client.get("/banks").json() == []
+    assert client.post("/banks/nobody/recall", json={"query": "x"}).json() == []
+    assert client.get("/banks/nobody/memories").json() == []
+    # a bank whose memories were all forgotten
+    memory_id = retain(client, "e", "soon gone")
+    client.delete(f"/banks/e/memories/{memory_id}")
+    assert client.post("/banks/e/recall", json={"query": "gone"}).json() == []
+    assert client.get("/banks/e/memories").json() == []
+    assert client.get("/banks/e/stats").json()["count"] == 0
+    assert "No memories" in client.post("/banks/e/reflect", json={"query": "x"}).json()["text"]
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        (b"{not json", "invalid JSON"),
+        (b"", "empty"),
+        (b"[1, 2]", "JSON object"),
+        (b'"text"', "JSON object"),
+        (b'{"content": NaN}', "NaN"),
+        (b"\xff\xfe", "UTF-8"),
+        (b'{"content": 5}', "content must be a string"),
+        (b'{"content": null}', "content is required"),
+        (b"{}", "content is required"),
+        (b'{"content": "   "}', "blank"),
+        (b'{"content": "x", "tags": "a"}', "tags must be an array"),
+        (b'{"content": "x", "tags": [1]}', "tags must be an array of strings"),
+        (b'{"content": "x", "context": 1}', "context must be a string"),
+        (b'{"content": "x", "created_at": "yesterday"}', "created_at"),
+        (b'{"content": "x", "update_mode": "merge"}', "update_mode"),
+    ],
+)
+def test_retain_400(client: httpx.Client, body: bytes, needle: str) -> None:
+    r = client.post("/banks/a/retain", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 400, r.text
+    assert needle in r.json()["error"]
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        ({}, "query is required"),
+        ({"query": 3}, "query must be a string"),
+        ({"query": "x", "limit": True}, "limit must be an integer"),
+        ({"query": "x", "limit": 0}, "limit must be between 1 and 100"),
+        ({"query": "x", "limit": 101}, "limit must be between 1 and 100"),
+        ({"query": "x", "limit": 2.5}, "limit must be an integer"),
+        ({"query": "x", "budget": "9"}, "budget must be an integer"),
+        ({"query": "x", "budget": 0}, "budget must be between"),
+        ({"query": "x", "format": "xml"}, "format must be one of"),
+        ({"query": "x", "exclude_tags": {"a": 1}}, "exclude_tags must be an array"),
+    ],
+)
+def test_recall_400(client: httpx.Client, body: dict[str, object], needle: str) -> None:
+    r = client.post("/banks/a/recall", json=body)
+    assert r.status_code == 400, r.text
+    assert needle in r.json()["error"]
+
+
+@pytest.mark.parametrize("bank", ["%20", "%01bad", "x" * 200])
+def test_invalid_bank_is_400(client: httpx.Client, bank: str) -> None:
+    for method, path, body in [
+        ("POST", "retain", {"content": "x"}),
+        ("POST", "recall", {"query": "x"}),
+        ("GET", "stats", None),
+        ("GET", "memories", None),
+        ("GET", "config", None),
+    ]:
+        r = client.request(method, f"/banks/{bank}/{path}", json=body)
+        assert r.status_code == 400, (path, r.text)
+        assert "bank" in r.json()["error"]
+
+
+def test_bad_query_params_are_400(client: httpx.Client) -> None:
+    for params in ({"limit": "ten"}, {"limit": "0"}, {"offset": "-1"}, {"limit": "5000"}):
+        r = client.get("/banks/a/memories", params=params)
+        assert r.status_code == 400, params
+        assert "must be" in r.json()["error"]
+
+
+def test_unknown_route_and_method(client: httpx.Client) -> None:
+    r = client.get("/nope")
+    assert r.status_code == 404 and r.json() == {"error": "no such route"}
+    r = client.get("/banks/a/retain")
+    assert r.status_code == 405 and "error" in r.json()
+
+
+def test_oversized_body_is_413(client: httpx.Client) -> None:
+    big = b'{"content": "' + b"x" * (5 * 1024 * 1024) + b'"}'
+    r = client.post("/banks/a/retain", content=big, headers={"content-type": "application/json"})
+    assert r.status_code == 413
+    assert "larger" in r.json()["error"]
+
+    def chunks() -> object:
+        for _ in range(6):
+            yield b"x" * (1024 * 1024)
+
+    r = client.post("/banks/a/retain", content=chunks())  # chunked: no Content-Length
+    assert r.status_code == 413
+
+
+def test_content_too_long_for_the_api_is_400(client: httpx.Client) -> None:
+    r = client.post("/banks/a/retain", json={"content": "x" * 200_000})
+    assert r.status_code == 400 and "too long" in r.json()["error"]
+
+
+def test_500_is_opaque(
+    client: httpx.Client, memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise sqlite3.OperationalError("no such table: memories; /home/secret/memory.db")
+
+    monkeypatch.setattr(memory, "recall", broken)
+    r = client.post("/banks/a/recall", json={"query": "x"})
+    assert r.status_code == 500
+    assert r.json() == {"error": "internal error"}
+    assert "secret" not in r.text and "Traceback" not in r.text and "sqlite" not in r.text
+
+
+def test_storage_error_is_opaque(
+    client: httpx.Client, memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memwire.errors import StorageError
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise StorageError("disk I/O error at /var/lib/x")
+
+    monkeypatch.setattr(memory, "stats", broken)
+    r = client.get("/banks/a/stats")
+    assert r.status_code == 500 and r.json() == {"error": "internal error"}
+
+
+def test_lone_surrogate_never_breaks_a_response(client: httpx.Client) -> None:
+    body = b'{"content": "\\ud800"}'
+    r = client.post("/banks/a/retain", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 400
+    r = client.put(
+        "/banks/a/config", content=b'{"\\ud800": 1}', headers={"content-type": "application/json"}
+    )
+    assert r.status_code == 400
+
+
+def test_openapi_document_lists_every_route(client: httpx.Client) -> None:
+    doc = client.get("/openapi.json").json()
+    assert doc["openapi"].startswith("3.")
+    expected = {
+        "/health": {"get"},
+        "/banks": {"get"},
+        "/banks/{bank}": {"delete"},
+        "/banks/{bank}/retain": {"post"},
+        "/banks/{bank}/recall": {"post"},
+        "/banks/{bank}/reflect": {"post"},
+        "/banks/{bank}/config": {"get", "put"},
+        "/banks/{bank}/memories": {"get"},
+        "/banks/{bank}/memories/{memory_id}": {"get", "delete"},
+        "/banks/{bank}/stats": {"get"},
+    }
+    assert {p: set(ops) for p, ops in doc["paths"].items()} == expected
