@@ -285,3 +285,19 @@ def test_openapi_document_lists_every_route(client: httpx.Client) -> None:
         "/banks/{bank}/stats": {"get"},
     }
     assert {p: set(ops) for p, ops in doc["paths"].items()} == expected
+
+
+@pytest.mark.parametrize("path_bank", ["acme%2Fweb", "acme/web"])
+def test_bank_names_with_a_slash(client: httpx.Client, path_bank: str) -> None:
+    """Hooks name banks after a repository (owner/repo); every route must carry them."""
+    r = client.post(f"/banks/{path_bank}/retain", json={"content": "deploys run on fridays"})
+    assert r.status_code == 200, r.text
+    memory_id = r.json()["id"]
+    r = client.post(f"/banks/{path_bank}/recall", json={"query": "when do deploys run"})
+    assert r.json() == ["deploys run on fridays"]
+    assert client.get(f"/banks/{path_bank}/memories/{memory_id}").json()["id"] == memory_id
+    assert client.get(f"/banks/{path_bank}/stats").status_code == 200
+    assert "acme/web" in client.get("/banks").json()
+    assert client.delete(f"/banks/{path_bank}/memories/{memory_id}").status_code == 200
+    assert client.delete(f"/banks/{path_bank}").status_code == 200
+    assert client.get(f"/banks/{path_bank}/stats").status_code == 404

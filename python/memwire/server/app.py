@@ -384,24 +384,30 @@ def build_routes(memory: Memory, mcp: LazyMCP | None) -> list[Route]:
     async def bank_stats(request: Request) -> Any:
         return await in_thread(ops.stats, memory, _bank(request))
 
+    # Bank names may hold "/" (hooks name banks after a repository's owner/repo): the path
+    # converter takes it whether the client sends it raw or percent-encoded (Starlette decodes
+    # %2F before routing). The suffixes are fixed, so the match is unambiguous; the bare
+    # DELETE /banks/{bank} route comes last so it never shadows a longer one.
     routes = [
         Route("/health", health, methods=["GET"]),
         Route("/openapi.json", endpoint(openapi), methods=["GET"]),
         Route("/banks", endpoint(list_banks), methods=["GET"]),
-        Route("/banks/{bank}", endpoint(drop_bank), methods=["DELETE"]),
-        Route("/banks/{bank}/retain", endpoint(retain), methods=["POST"]),
-        Route("/banks/{bank}/recall", endpoint(recall), methods=["POST"]),
-        Route("/banks/{bank}/reflect", endpoint(reflect), methods=["POST"]),
-        Route("/banks/{bank}/config", endpoint(config_get), methods=["GET"]),
-        Route("/banks/{bank}/config", endpoint(config_put), methods=["PUT"]),
-        Route("/banks/{bank}/memories", endpoint(list_memories), methods=["GET"]),
-        Route("/banks/{bank}/memories/{memory_id}", endpoint(get_memory), methods=["GET"]),
-        Route("/banks/{bank}/memories/{memory_id}", endpoint(forget_memory), methods=["DELETE"]),
-        Route("/banks/{bank}/stats", endpoint(bank_stats), methods=["GET"]),
+        Route("/banks/{bank:path}/retain", endpoint(retain), methods=["POST"]),
+        Route("/banks/{bank:path}/recall", endpoint(recall), methods=["POST"]),
+        Route("/banks/{bank:path}/reflect", endpoint(reflect), methods=["POST"]),
+        Route("/banks/{bank:path}/config", endpoint(config_get), methods=["GET"]),
+        Route("/banks/{bank:path}/config", endpoint(config_put), methods=["PUT"]),
+        Route("/banks/{bank:path}/memories", endpoint(list_memories), methods=["GET"]),
+        Route("/banks/{bank:path}/memories/{memory_id}", endpoint(get_memory), methods=["GET"]),
+        Route(
+            "/banks/{bank:path}/memories/{memory_id}", endpoint(forget_memory), methods=["DELETE"]
+        ),
+        Route("/banks/{bank:path}/stats", endpoint(bank_stats), methods=["GET"]),
+        Route("/banks/{bank:path}", endpoint(drop_bank), methods=["DELETE"]),
     ]
     if mcp is not None:
         routes.append(Route("/mcp", mcp))
-        routes.append(Route("/mcp/{bank}", mcp))
+        routes.append(Route("/mcp/{bank:path}", mcp))
     return routes
 
 
