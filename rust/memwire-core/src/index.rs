@@ -1,0 +1,410 @@
+//! One bank's index (docs/parity.md, "Inverted index"): vocabulary, posting lists, document
+//! lengths and optional dense vectors.
+//!
+//! Documents live in dense internal *slots* (reused after removal) rather than in arrays indexed
+//! by ordinal: ordinals are caller-chosen up to 2**32-1, and a single large one must not cost
+//! gigabytes. Posting lists hold ordinals ascending (the contract's order) with the aligned term
+//! frequencies and slots, so scoring reads flat arrays.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use roaring::RoaringBitmap;
+
+use crate::dense::{self, DenseStore};
+use crate::error::{check_dim, check_ordinal, Error, Result};
+use crate::tokenizer::Tokenizer;
+
+/// `(ordinal, score)`.
+pub type Scored = (u32, f64);
+/// `(ordinal, fused score, bm25 rank, overlap rank, dense rank)`; rank 0 means absent.
+pub type RecallRow = (u32, f64, u32, u32, u32);
+
+/// The numbers `stats()` reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stats {
+    pub docs: u64,
+    pub terms: u64,
+    pub total_len: u64,
+    pub vectors: u64,
+    pub dim: u64,
+}
+
+/// One term's posting list; the three vectors are aligned, ordinals ascending.
+#[derive(Default, Clone)]
+pub(crate) struct Posting {
+    pub term: Box<str>,
+    pub ords: Vec<u32>,
+    pub tfs: Vec<u32>,
+    pub slots: Vec<u32>,
+}
+
+impl Posting {
+    fn insert(&mut self, ordinal: u32, tf: u32, slot: u32) {
+        // Ordinals usually arrive in increasing order: append without searching.
+        let at = match self.ords.last() {
+            Some(&last) if last > ordinal => self.ords.partition_point(|&o| o < ordinal),
+            _ => self.ords.len(),
+        };
+        self.ords.insert(at, ordinal);
+        self.tfs.insert(at, tf);
+        self.slots.insert(at, slot);
+    }
+
+    fn remove(&mut self, ordinal: u32) {
+        if let Ok(at) = self.ords.binary_search(&ordinal) {
+            self.ords.remove(at);
+            self.tfs.remove(at);
+            self.slots.remove(at);
+        }
+    }
+
+    pub fn df(&self) -> usize {
+        self.ords.len()
+    }
+}
+
+/// A live document's slot.
+#[derive(Default, Clone)]
+pub(crate) struct Slot {
+    pub ordinal: u32,
+    pub len: u32,
+    /// Distinct term ids, needed by `remove`.
+    pub terms: Box<[u32]>,
+}
+
+/// Per-slot BM25 length normalisation for one `(N, total_len)`; see [`BankIndex::norms`].
+pub(crate) struct Norms {
+    pub values: Vec<f64>,
+}
+
+pub struct BankIndex {
+    pub(crate) dim: usize,
+    pub(crate) vocab: HashMap<Box<str>, u32>,
+    pub(crate) postings: Vec<Posting>,
+    free_terms: Vec<u32>,
+    pub(crate) slot_of: HashMap<u32, u32>,
+    pub(crate) slots: Vec<Slot>,
+    free_slots: Vec<u32>,
+    pub(crate) live: RoaringBitmap,
+    pub(crate) total_len: u64,
+    pub(crate) dense: Option<DenseStore>,
+    /// Invalidated by every write; rebuilt by the first search after it.
+    pub(crate) norms: Mutex<Option<Arc<Norms>>>,
+}
+
+impl std::fmt::Debug for BankIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BankIndex").field("stats", &self.stats()).finish()
+    }
+}
+
+impl BankIndex {
+    /// An empty index; `dim` 0 means no dense part.
+    pub fn new(dim: i64) -> Result<Self> {
+        let dim = check_dim(dim)?;
+        Ok(Self {
+            dim,
+            vocab: HashMap::new(),
+            postings: Vec::new(),
+            free_terms: Vec::new(),
+            slot_of: HashMap::new(),
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            live: RoaringBitmap::new(),
+            total_len: 0,
+            dense: (dim > 0).then(|| DenseStore::new(dim)),
+            norms: Mutex::new(None),
+        })
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    pub fn len(&self) -> usize {
+        self.live.len() as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.live.is_empty()
+    }
+
+    pub fn contains(&self, ordinal: u32) -> bool {
+        self.live.contains(ordinal)
+    }
+
+    pub fn stats(&self) -> Stats {
+        Stats {
+            docs: self.live.len(),
+            terms: self.vocab.len() as u64,
+            total_len: self.total_len,
+            vectors: self.dense.as_ref().map_or(0, |d| d.len() as u64),
+            dim: self.dim as u64,
+        }
+    }
+
+    /// The stored vector of `ordinal`, if any.
+    pub fn vector(&self, ordinal: u32) -> Option<&[i16]> {
+        self.dense.as_ref()?.get(ordinal)
+    }
+
+    /// Lowers the exact dense threshold (tests exercise the HNSW path on small data).
+    #[doc(hidden)]
+    pub fn set_dense_exact_max(&mut self, n: usize) {
+        if let Some(d) = self.dense.as_mut() {
+            d.set_exact_max(n);
+        }
+    }
+
+    /// Decodes a query or document vector for this index.
+    pub fn decode_vector(&self, bytes: &[u8]) -> Result<Vec<i16>> {
+        dense::decode(bytes, self.dim)
+    }
+
+    /// Indexes one document; see [`BankIndex::add_many`].
+    pub fn add(&mut self, ordinal: i64, text: &str, vector: Option<&[u8]>) -> Result<()> {
+        self.add_many(&[ordinal], &[text], Some(&[vector]))
+    }
+
+    /// Indexes documents. Everything is validated first (lengths, then each ordinal in order,
+    /// then each vector, the order the Python twin checks in), so an error changes nothing.
+    pub fn add_many<S: AsRef<str>>(
+        &mut self,
+        ordinals: &[i64],
+        texts: &[S],
+        vectors: Option<&[Option<&[u8]>]>,
+    ) -> Result<()> {
+        if ordinals.len() != texts.len() || vectors.is_some_and(|v| v.len() != texts.len()) {
+            return Err(Error::LengthMismatch);
+        }
+        let mut checked = Vec::with_capacity(ordinals.len());
+        let mut batch = RoaringBitmap::new();
+        for &o in ordinals {
+            let o = check_ordinal(o)?;
+            if self.live.contains(o) || !batch.insert(o) {
+                return Err(Error::DuplicateOrdinal(o));
+            }
+            checked.push(o);
+        }
+        let decoded: Vec<Option<Vec<i16>>> = match vectors {
+            None => Vec::new(),
+            Some(vs) => vs
+                .iter()
+                .map(|v| v.map(|b| self.decode_vector(b)).transpose())
+                .collect::<Result<_>>()?,
+        };
+        self.invalidate();
+        let mut tokenizer = Tokenizer::new();
+        let mut spans = Vec::new();
+        for (i, (&o, text)) in checked.iter().zip(texts).enumerate() {
+            self.index_text(o, text.as_ref(), &mut tokenizer, &mut spans);
+            if let (Some(Some(v)), Some(d)) = (decoded.get(i), self.dense.as_mut()) {
+                d.add(o, v);
+            }
+        }
+        Ok(())
+    }
+
+    fn index_text(
+        &mut self,
+        ordinal: u32,
+        text: &str,
+        tok: &mut Tokenizer,
+        spans: &mut Vec<(u32, u32)>,
+    ) {
+        tok.spans(text, spans);
+        let folded = tok.folded();
+        let len = spans.len() as u64;
+        // Group equal tokens by sorting: term frequencies without a per-token allocation.
+        let mut terms: Vec<&str> =
+            spans.iter().map(|&(a, b)| &folded[a as usize..b as usize]).collect();
+        terms.sort_unstable();
+        let slot = match self.free_slots.pop() {
+            Some(s) => s,
+            None => {
+                self.slots.push(Slot::default());
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let mut term_ids = Vec::new();
+        let mut i = 0;
+        while i < terms.len() {
+            let term = terms[i];
+            let mut j = i + 1;
+            while j < terms.len() && terms[j] == term {
+                j += 1;
+            }
+            let tf = (j - i) as u32;
+            i = j;
+            let id = match self.vocab.get(term) {
+                Some(&id) => id,
+                None => {
+                    let id = match self.free_terms.pop() {
+                        Some(id) => id,
+                        None => {
+                            self.postings.push(Posting::default());
+                            (self.postings.len() - 1) as u32
+                        }
+                    };
+                    let boxed: Box<str> = term.into();
+                    self.postings[id as usize].term = boxed.clone();
+                    self.vocab.insert(boxed, id);
+                    id
+                }
+            };
+            self.postings[id as usize].insert(ordinal, tf, slot);
+            term_ids.push(id);
+        }
+        // A document longer than u32::MAX tokens cannot be represented in a snapshot either.
+        let len32 = u32::try_from(len).unwrap_or(u32::MAX);
+        self.slots[slot as usize] = Slot { ordinal, len: len32, terms: term_ids.into() };
+        self.slot_of.insert(ordinal, slot);
+        self.live.insert(ordinal);
+        self.total_len += u64::from(len32);
+    }
+
+    /// Removes a document from every posting list and from the counts; whether it was live.
+    pub fn remove(&mut self, ordinal: i64) -> Result<bool> {
+        let ordinal = check_ordinal(ordinal)?;
+        let Some(slot) = self.slot_of.remove(&ordinal) else {
+            return Ok(false);
+        };
+        self.invalidate();
+        let doc = std::mem::take(&mut self.slots[slot as usize]);
+        for &id in doc.terms.iter() {
+            let p = &mut self.postings[id as usize];
+            p.remove(ordinal);
+            if p.ords.is_empty() {
+                let term = std::mem::take(&mut p.term);
+                *p = Posting::default();
+                self.vocab.remove(&term);
+                self.free_terms.push(id);
+            }
+        }
+        self.total_len -= u64::from(doc.len);
+        self.live.remove(ordinal);
+        self.free_slots.push(slot);
+        if let Some(d) = self.dense.as_mut() {
+            d.remove(ordinal);
+        }
+        Ok(true)
+    }
+
+    fn invalidate(&mut self) {
+        *self.norms.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// Rebuilds an index from snapshot parts (validated by the caller): live ordinals with their
+    /// lengths ascending, and per term (sorted by bytes) its ordinals and frequencies.
+    pub(crate) fn from_parts(
+        dim: usize,
+        docs: &[(u32, u32)],
+        terms: Vec<(String, Vec<u32>, Vec<u32>)>,
+    ) -> Result<Self> {
+        let mut index = Self::new(dim as i64)?;
+        index.slots.reserve(docs.len());
+        let mut term_lists: Vec<Vec<u32>> = vec![Vec::new(); docs.len()];
+        for (slot, &(ordinal, len)) in docs.iter().enumerate() {
+            index.slots.push(Slot { ordinal, len, terms: Box::default() });
+            index.slot_of.insert(ordinal, slot as u32);
+            index.live.insert(ordinal);
+            index.total_len += u64::from(len);
+        }
+        let mut sums = vec![0u64; docs.len()];
+        for (term, ords, tfs) in terms {
+            let id = index.postings.len() as u32;
+            let mut slots = Vec::with_capacity(ords.len());
+            for (&o, &tf) in ords.iter().zip(&tfs) {
+                let Some(&slot) = index.slot_of.get(&o) else {
+                    return Err(Error::corrupt("posting of a document that is not live"));
+                };
+                if tf == 0 {
+                    return Err(Error::corrupt("zero term frequency"));
+                }
+                term_lists[slot as usize].push(id);
+                sums[slot as usize] += u64::from(tf);
+                slots.push(slot);
+            }
+            let term: Box<str> = term.into();
+            if index.vocab.insert(term.clone(), id).is_some() {
+                return Err(Error::corrupt("duplicate term"));
+            }
+            index.postings.push(Posting { term, ords, tfs, slots });
+        }
+        for (slot, list) in term_lists.into_iter().enumerate() {
+            let doc = &mut index.slots[slot];
+            if sums[slot] != u64::from(doc.len) {
+                return Err(Error::corrupt("doc_lens disagree with the term frequencies"));
+            }
+            doc.terms = list.into();
+        }
+        Ok(index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn add_remove_keep_statistics_exact() {
+        let mut ix = BankIndex::new(0).unwrap();
+        ix.add(3, "rust borrow checker rust", None).unwrap();
+        ix.add(1, "python borrow", None).unwrap();
+        ix.add(2, "", None).unwrap();
+        assert_eq!(ix.stats(), Stats { docs: 3, terms: 4, total_len: 6, vectors: 0, dim: 0 });
+        assert!(ix.contains(2));
+        assert_eq!(ix.add(1, "again", None).unwrap_err(), Error::DuplicateOrdinal(1));
+        assert!(ix.remove(3).unwrap());
+        assert!(!ix.remove(3).unwrap());
+        assert_eq!(ix.stats(), Stats { docs: 2, terms: 2, total_len: 2, vectors: 0, dim: 0 });
+        let p = &ix.postings[ix.vocab["borrow"] as usize];
+        assert_eq!(p.ords, [1]);
+        // The freed slot and term ids are reused.
+        ix.add(7, "checker", None).unwrap();
+        assert_eq!(ix.slots.len(), 3);
+        assert_eq!(ix.stats().terms, 3);
+    }
+
+    #[test]
+    fn postings_stay_sorted_for_out_of_order_ordinals() {
+        let mut ix = BankIndex::new(0).unwrap();
+        for o in [10, 4, 7, 1, 12] {
+            ix.add(o, "shared word", None).unwrap();
+        }
+        let p = &ix.postings[ix.vocab["shared"] as usize];
+        assert_eq!(p.ords, [1, 4, 7, 10, 12]);
+        for (o, s) in p.ords.iter().zip(&p.slots) {
+            assert_eq!(ix.slots[*s as usize].ordinal, *o);
+        }
+    }
+
+    #[test]
+    fn add_many_validates_everything_first() {
+        let mut ix = BankIndex::new(2).unwrap();
+        let v = 1i16.to_le_bytes().repeat(2);
+        let err = ix.add_many(&[1, 2, 1], &["a", "b", "c"], None).unwrap_err();
+        assert_eq!(err.to_string(), "ordinal 1 is already indexed");
+        let err = ix.add_many(&[1, -5], &["a", "b"], None).unwrap_err();
+        assert_eq!(err.to_string(), "ordinal must be between 0 and 4294967295, got -5");
+        let err = ix
+            .add_many(&[1, 2], &["a", "b"], Some(&[Some(&v[..]), Some(&[0u8, 0, 0, 0][..])]))
+            .unwrap_err();
+        assert_eq!(err, Error::ZeroVector);
+        assert_eq!(ix.add_many(&[1], &["a", "b"], None).unwrap_err(), Error::LengthMismatch);
+        assert!(ix.is_empty());
+        ix.add_many(&[1, 2], &["a b", "c"], Some(&[Some(&v[..]), None])).unwrap();
+        assert_eq!(ix.stats().vectors, 1);
+        assert_eq!(ix.vector(1), Some(&[1i16, 1][..]));
+        assert_eq!(
+            BankIndex::new(4097).unwrap_err().to_string(),
+            "dim must be between 0 and 4096, got 4097"
+        );
+        let mut no_dense = BankIndex::new(0).unwrap();
+        assert_eq!(
+            no_dense.add(1, "x", Some(&v)).unwrap_err().to_string(),
+            "vector has 2 dimensions, index has 0"
+        );
+    }
+}

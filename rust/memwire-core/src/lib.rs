@@ -1,0 +1,23 @@
+//! memwire's kernel in pure Rust (no Python): tokenizer, inverted index with exact BM25 and
+//! overlap top-k, reciprocal rank fusion, budget trimming, exact dense scoring with optional
+//! HNSW candidates, and snapshots. docs/parity.md is the specification; the pure-Python twin
+//! (`memwire._pure`) must return bit-identical results.
+
+#[allow(clippy::all, clippy::pedantic, dead_code)]
+pub mod generated;
+
+pub mod budget;
+pub mod dense;
+pub mod error;
+pub mod fusion;
+pub mod index;
+mod rank;
+mod search;
+pub mod snapshot;
+pub mod tokenizer;
+
+pub use error::{Error, ErrorKind, Result};
+pub use index::{BankIndex, RecallRow, Scored, Stats};
+
+/// Largest accepted vector dimension (docs/parity.md, "Errors").
+pub const MAX_DIM: usize = 4096;

@@ -1,0 +1,322 @@
+//! Tokenizer version 1 (docs/parity.md, "Tokenizer"): fold, classify, scan, emit, drop.
+//!
+//! Only the generated UCD 15.0.0 tables are consulted, never `char::is_*` or `to_lowercase`:
+//! those follow the compiler's Unicode version and would drift from the Python twin.
+
+use crate::generated::{
+    CLASS_CJK, CLASS_JOIN, CLASS_RANGES, CLASS_SEP, CLASS_WORD, FOLD, MAX_TOKEN_CHARS, STOPWORDS,
+};
+
+/// ASCII slice of `CLASS_RANGES`, computed at compile time so the common case skips the search.
+static ASCII_CLASS: [u8; 128] = {
+    let mut table = [CLASS_SEP; 128];
+    let mut i = 0;
+    while i < CLASS_RANGES.len() {
+        let (lo, hi, class) = CLASS_RANGES[i];
+        let mut cp = lo;
+        while cp <= hi && cp < 128 {
+            table[cp as usize] = class;
+            cp += 1;
+        }
+        i += 1;
+    }
+    table
+};
+
+/// ASCII slice of `FOLD`: `0` marks "folds to itself"; every ASCII entry of FOLD (A-Z) folds
+/// to exactly one ASCII byte, which `ascii_fold_table_is_exact` checks.
+static ASCII_FOLD: [u8; 128] = {
+    let mut table = [0u8; 128];
+    let mut i = 0;
+    while i < FOLD.len() {
+        let (cp, folded) = FOLD[i];
+        if cp < 128 {
+            let bytes = folded.as_bytes();
+            if bytes.len() == 1 && bytes[0] < 128 {
+                table[cp as usize] = bytes[0];
+            }
+        }
+        i += 1;
+    }
+    table
+};
+
+/// Class of one (already folded) code point.
+#[inline]
+pub fn classify(c: char) -> u8 {
+    let cp = c as u32;
+    if cp < 128 {
+        return ASCII_CLASS[cp as usize];
+    }
+    match CLASS_RANGES.binary_search_by(|&(lo, hi, _)| {
+        if hi < cp {
+            std::cmp::Ordering::Less
+        } else if lo > cp {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Equal
+        }
+    }) {
+        Ok(i) => CLASS_RANGES[i].2,
+        Err(_) => CLASS_SEP,
+    }
+}
+
+/// Appends the folded form of `c` to `out`.
+#[inline]
+fn fold_into(c: char, out: &mut String) {
+    let cp = c as u32;
+    if cp < 128 {
+        let f = ASCII_FOLD[cp as usize];
+        out.push(if f == 0 { c } else { f as char });
+        return;
+    }
+    match FOLD.binary_search_by_key(&cp, |&(k, _)| k) {
+        Ok(i) => out.push_str(FOLD[i].1),
+        Err(_) => out.push(c),
+    }
+}
+
+/// Folds `text` code point by code point (step 1).
+pub fn fold(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        fold_into(c, &mut out);
+    }
+    out
+}
+
+#[inline]
+fn is_stopword(token: &str) -> bool {
+    // Every stopword is short ASCII: most tokens are rejected without a search.
+    token.len() <= 10 && STOPWORDS.binary_search(&token).is_ok()
+}
+
+/// Reusable buffers, so indexing many documents does not allocate per document.
+#[derive(Default)]
+pub struct Tokenizer {
+    folded: String,
+    /// (byte offset in `folded`, class) per folded code point, plus an end sentinel.
+    chars: Vec<(u32, u8)>,
+}
+
+impl Tokenizer {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Calls `emit` with every token of `text`, in order (steps 1-5 of the contract).
+    pub fn for_each<F: FnMut(&str)>(&mut self, text: &str, mut emit: F) {
+        let mut spans = Vec::new();
+        self.spans(text, &mut spans);
+        for (a, b) in spans {
+            emit(&self.folded[a as usize..b as usize]);
+        }
+    }
+
+    /// Folds and classifies `text`, then calls `emit(start, end)` with the byte range of every
+    /// kept token in `self.folded`.
+    fn scan<F: FnMut(usize, usize)>(&mut self, text: &str, mut emit: F) {
+        self.folded.clear();
+        self.chars.clear();
+        for c in text.chars() {
+            fold_into(c, &mut self.folded);
+        }
+        for (offset, c) in self.folded.char_indices() {
+            self.chars.push((offset as u32, classify(c)));
+        }
+        let n = self.chars.len();
+        self.chars.push((self.folded.len() as u32, CLASS_SEP));
+        let chars = &self.chars;
+        let folded = self.folded.as_str();
+        // Token [a, b) in code point indices; its length in code points is b - a.
+        let mut out = |a: usize, b: usize| {
+            if b - a > MAX_TOKEN_CHARS {
+                return;
+            }
+            let (start, end) = (chars[a].0 as usize, chars[b].0 as usize);
+            if !is_stopword(&folded[start..end]) {
+                emit(start, end);
+            }
+        };
+        let class = |i: usize| chars[i].1;
+        let mut i = 0;
+        while i < n {
+            match class(i) {
+                CLASS_WORD => {
+                    let start = i;
+                    while class(i) == CLASS_WORD {
+                        i += 1;
+                    }
+                    let first_end = i;
+                    // A joiner joins only when a word character follows it (the sentinel
+                    // at index n is a separator, so i + 1 is always in bounds here).
+                    while class(i) == CLASS_JOIN && class(i + 1) == CLASS_WORD {
+                        i += 1;
+                        while class(i) == CLASS_WORD {
+                            i += 1;
+                        }
+                    }
+                    if i == first_end {
+                        out(start, i);
+                    } else {
+                        out(start, i);
+                        let mut p = start;
+                        while p < i {
+                            let q = {
+                                let mut q = p;
+                                while class(q) == CLASS_WORD {
+                                    q += 1;
+                                }
+                                q
+                            };
+                            out(p, q);
+                            p = q + 1; // skip the joiner
+                        }
+                    }
+                }
+                CLASS_CJK => {
+                    let start = i;
+                    while class(i) == CLASS_CJK {
+                        i += 1;
+                    }
+                    if i - start == 1 {
+                        out(start, i);
+                    } else {
+                        for a in start..i - 1 {
+                            out(a, a + 2);
+                        }
+                    }
+                }
+                _ => i += 1,
+            }
+        }
+    }
+
+    /// Collects the tokens of `text` as byte ranges of [`Tokenizer::folded`], in order
+    /// (lets the indexer count terms without allocating a string per token).
+    pub fn spans(&mut self, text: &str, out: &mut Vec<(u32, u32)>) {
+        out.clear();
+        self.scan(text, |a, b| out.push((a as u32, b as u32)));
+    }
+
+    /// The folded text of the last call, which [`Tokenizer::spans`] ranges index.
+    pub fn folded(&self) -> &str {
+        &self.folded
+    }
+
+    /// The tokens of `text` as owned strings.
+    pub fn tokenize(&mut self, text: &str) -> Vec<String> {
+        let mut tokens = Vec::new();
+        self.for_each(text, |t| tokens.push(t.to_owned()));
+        tokens
+    }
+}
+
+/// The tokens of `text` (docs/parity.md, "Tokenizer"); duplicates are kept.
+pub fn tokenize(text: &str) -> Vec<String> {
+    Tokenizer::new().tokenize(text)
+}
+
+/// Query terms: the tokens deduplicated, in order of first appearance.
+pub fn query_terms(text: &str) -> Vec<String> {
+    let mut terms: Vec<String> = Vec::new();
+    Tokenizer::new().for_each(text, |t| {
+        if !terms.iter().any(|u| u == t) {
+            terms.push(t.to_owned());
+        }
+    });
+    terms
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(s: &str) -> Vec<String> {
+        tokenize(s)
+    }
+
+    #[test]
+    fn ascii_fold_table_is_exact() {
+        for &(cp, folded) in FOLD {
+            if cp < 128 {
+                assert_eq!(folded.len(), 1, "{cp:#x}");
+                assert!(folded.as_bytes()[0] < 128 && folded.as_bytes()[0] != 0);
+            }
+        }
+        assert_eq!(fold("ABCxyz"), "abcxyz");
+    }
+
+    #[test]
+    fn ascii_class_table_matches_search() {
+        for cp in 0u32..128 {
+            let c = char::from_u32(cp).unwrap();
+            let slow = CLASS_RANGES
+                .iter()
+                .find(|&&(lo, hi, _)| lo <= cp && cp <= hi)
+                .map_or(CLASS_SEP, |r| r.2);
+            assert_eq!(classify(c), slow, "{cp:#x}");
+        }
+    }
+
+    #[test]
+    fn tables_are_sorted() {
+        assert!(FOLD.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(CLASS_RANGES.windows(2).all(|w| w[0].1 < w[1].0));
+        assert!(STOPWORDS.windows(2).all(|w| w[0].as_bytes() < w[1].as_bytes()));
+    }
+
+    #[test]
+    fn compound_identifiers() {
+        assert_eq!(toks("src/main.rs"), ["src/main.rs", "src", "main", "rs"]);
+        assert_eq!(
+            toks("snake_case v1.2.3"),
+            ["snake_case", "snake", "case", "v1.2.3", "v1", "2", "3"]
+        );
+        assert_eq!(toks("a--b"), ["b"]); // "a" is a stopword; two joiners split
+        assert_eq!(toks("foo--bar. baz-"), ["foo", "bar", "baz"]);
+        assert_eq!(toks("localhost:8080"), ["localhost:8080", "localhost", "8080"]);
+    }
+
+    #[test]
+    fn folding_and_stopwords() {
+        assert_eq!(toks("The Café STRASSE Straße"), ["cafe", "strasse", "strasse"]);
+        assert_eq!(toks("ΣΊΣΥΦΟΣ"), ["σισυφοσ"]);
+        assert_eq!(toks("İstanbul"), ["istanbul"]);
+        assert_eq!(toks("zero\u{200D}width"), ["zerowidth"]);
+        assert_eq!(toks("caroline's"), ["caroline's", "caroline"]); // "s" is a stopword
+    }
+
+    #[test]
+    fn cjk_bigrams() {
+        assert_eq!(toks("東京都"), ["東京", "京都"]);
+        assert_eq!(toks("東"), ["東"]);
+        assert_eq!(toks("abc東京def"), ["abc", "東京", "def"]);
+        assert_eq!(
+            toks("src/main.rs E0502 東京都"),
+            ["src/main.rs", "src", "main", "rs", "e0502", "東京", "京都"]
+        );
+    }
+
+    #[test]
+    fn long_tokens_dropped() {
+        let long = "x".repeat(65);
+        assert!(toks(&long).is_empty());
+        assert_eq!(toks(&"y".repeat(64)).len(), 1);
+        let group = format!("{}-{}", "p".repeat(40), "q".repeat(40));
+        assert_eq!(toks(&group), ["p".repeat(40), "q".repeat(40)]);
+    }
+
+    #[test]
+    fn emoji_and_punctuation_separate() {
+        assert_eq!(toks("fix🙂bug!!later"), ["fix", "bug", "later"]);
+        assert!(toks("").is_empty());
+        assert!(toks("--- ... ###").is_empty());
+    }
+
+    #[test]
+    fn query_terms_dedup_in_order() {
+        assert_eq!(query_terms("rust python rust go"), ["rust", "python", "go"]);
+    }
+}

@@ -1,0 +1,382 @@
+//! `memwire._native`: PyO3 bindings of `memwire-core`. Only argument conversion, GIL release and
+//! error mapping live here; behaviour is in the core crate (docs/parity.md).
+
+use std::sync::RwLock;
+
+use memwire_core::error::{Error, ErrorKind};
+use memwire_core::generated::CONTRACT_VERSION;
+use memwire_core::{budget, fusion, tokenizer, BankIndex as CoreIndex};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
+use pyo3::types::{PyBytes, PyDict, PyInt};
+
+/// Raises the `memwire.errors` class of `err` with its exact message. The module is imported at
+/// raise time so the classes are the very ones the rest of the package catches.
+fn raise(py: Python<'_>, err: Error) -> PyErr {
+    let name = match err.kind() {
+        ErrorKind::InvalidInput => "InvalidInputError",
+        ErrorKind::Snapshot => "SnapshotError",
+    };
+    let made = py
+        .import("memwire.errors")
+        .and_then(|m| m.getattr(name))
+        .and_then(|cls| cls.call1((err.to_string(),)));
+    match made {
+        Ok(exc) => PyErr::from_value(exc),
+        Err(import_failed) => import_failed,
+    }
+}
+
+trait OrRaise<T> {
+    fn or_raise(self, py: Python<'_>) -> PyResult<T>;
+}
+
+impl<T> OrRaise<T> for Result<T, Error> {
+    fn or_raise(self, py: Python<'_>) -> PyResult<T> {
+        self.map_err(|e| raise(py, e))
+    }
+}
+
+/// A Python int that may not fit an i64: such values keep Python's own spelling for messages.
+enum Int {
+    Small(i64),
+    Big { negative: bool, text: String },
+}
+
+fn int_arg(obj: &Bound<'_, PyAny>) -> PyResult<Int> {
+    if !obj.is_instance_of::<PyInt>() {
+        // Integer-like objects (numpy integers) convert through `__index__`, floats do not.
+        let index = obj.py().import("operator")?.getattr("index")?.call1((obj,));
+        return match index {
+            Ok(i) => int_arg(&i),
+            Err(_) => {
+                let ty = obj.get_type().name()?;
+                Err(PyTypeError::new_err(format!("expected an int, got {ty}")))
+            }
+        };
+    }
+    match obj.extract::<i64>() {
+        Ok(v) => Ok(Int::Small(v)),
+        Err(_) => Ok(Int::Big { negative: obj.lt(0)?, text: obj.str()?.to_string() }),
+    }
+}
+
+/// An ordinal argument, range-checked with the contract's message (never an OverflowError).
+fn ordinal_arg(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    match int_arg(obj)? {
+        Int::Small(v) => Ok(v),
+        Int::Big { text, .. } => Err(raise(py, Error::OrdinalRange(text))),
+    }
+}
+
+/// A count argument (`k`, `limit`, `depth`, `budget_tokens`): huge positive values saturate,
+/// huge negative ones raise `too_small` with Python's spelling of the number.
+fn count_arg(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    too_small: fn(String) -> Error,
+) -> PyResult<i64> {
+    match int_arg(obj)? {
+        Int::Small(v) => Ok(v),
+        Int::Big { negative: false, .. } => Ok(i64::MAX),
+        Int::Big { negative: true, text } => Err(raise(py, too_small(text))),
+    }
+}
+
+/// The `allow` filter: ordinals that cannot be live are ignored, as in the Python twin.
+fn allow_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<u32>>> {
+    let Some(obj) = obj else { return Ok(None) };
+    if obj.is_none() {
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    for item in obj.try_iter()? {
+        if let Int::Small(v) = int_arg(&item?)? {
+            if let Ok(o) = u32::try_from(v) {
+                out.push(o);
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
+fn weights_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<f64>>> {
+    match obj {
+        None => Ok(None),
+        Some(o) if o.is_none() => Ok(None),
+        Some(o) => o.try_iter()?.map(|w| w?.extract::<f64>()).collect::<PyResult<_>>().map(Some),
+    }
+}
+
+/// Splits `text` into index terms (docs/parity.md, "Tokenizer").
+#[pyfunction]
+fn tokenize(py: Python<'_>, text: PyBackedStr) -> Vec<String> {
+    py.detach(|| tokenizer::tokenize(&text))
+}
+
+/// Weighted reciprocal rank fusion of ranked ordinal lists.
+#[pyfunction]
+fn rrf(
+    py: Python<'_>,
+    streams: &Bound<'_, PyAny>,
+    weights: &Bound<'_, PyAny>,
+) -> PyResult<Vec<(i64, f64)>> {
+    let streams: Vec<Vec<i64>> = streams
+        .try_iter()?
+        .map(|s| s?.try_iter()?.map(|o| o?.extract::<i64>()).collect::<PyResult<Vec<i64>>>())
+        .collect::<PyResult<_>>()?;
+    let weights = weights_arg(Some(weights))?.unwrap_or_default();
+    fusion::rrf(&streams, &weights).or_raise(py)
+}
+
+/// Keeps texts, in rank order, within `budget_tokens * CHARS_PER_TOKEN` code points.
+#[pyfunction]
+fn trim_to_budget(
+    py: Python<'_>,
+    texts: Vec<PyBackedStr>,
+    budget_tokens: &Bound<'_, PyAny>,
+) -> PyResult<Vec<(usize, String)>> {
+    let budget = count_arg(py, budget_tokens, Error::BudgetTooSmall)?;
+    let strs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+    budget::trim_to_budget(&strs, budget).or_raise(py)
+}
+
+/// Facts about this build, for `memwire doctor` and bug reports.
+#[pyfunction]
+fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("version", env!("CARGO_PKG_VERSION"))?;
+    d.set_item("profile", if cfg!(debug_assertions) { "debug" } else { "release" })?;
+    d.set_item("opt_level", env!("MEMWIRE_OPT_LEVEL"))?;
+    d.set_item("target", env!("MEMWIRE_TARGET"))?;
+    d.set_item("contract", CONTRACT_VERSION)?;
+    d.set_item("pyo3", env!("MEMWIRE_PYO3_VERSION"))?;
+    d.set_item("usearch", env!("MEMWIRE_USEARCH_VERSION"))?;
+    d.set_item("features", vec!["abi3-py310"])?;
+    d.set_item("simd", usearch::hardware_acceleration_compiled())?;
+    Ok(d)
+}
+
+/// One bank's derived index: inverted lexical index plus optional dense vectors.
+///
+/// Thread-safe: searches share a read lock and run without the GIL; writes take the write lock.
+#[pyclass(module = "memwire._native", name = "BankIndex", frozen)]
+struct BankIndex {
+    inner: RwLock<CoreIndex>,
+}
+
+impl BankIndex {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, CoreIndex> {
+        // A panic inside the core cannot leave the index half-written (writes validate first),
+        // so a poisoned lock is still consistent.
+        self.inner.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, CoreIndex> {
+        self.inner.write().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[pymethods]
+impl BankIndex {
+    #[new]
+    #[pyo3(signature = (dim = None), text_signature = "(dim=0)")]
+    fn new(py: Python<'_>, dim: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let dim = match dim {
+            None => 0,
+            Some(d) => match int_arg(d)? {
+                Int::Small(v) => v,
+                Int::Big { text, .. } => return Err(raise(py, Error::DimRange(text))),
+            },
+        };
+        Ok(Self { inner: RwLock::new(CoreIndex::new(dim).or_raise(py)?) })
+    }
+
+    #[getter]
+    fn dim(&self) -> usize {
+        self.read().dim()
+    }
+
+    fn __len__(&self) -> usize {
+        self.read().len()
+    }
+
+    fn __contains__(&self, ordinal: &Bound<'_, PyAny>) -> bool {
+        // Only real ints are ordinals here, as in the Python twin (`isinstance(o, int)`).
+        if !ordinal.is_instance_of::<PyInt>() {
+            return false;
+        }
+        match ordinal.extract::<i64>() {
+            Ok(v) => u32::try_from(v).is_ok_and(|o| self.read().contains(o)),
+            Err(_) => false,
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        let s = self.read().stats();
+        format!("<memwire._native.BankIndex dim={} docs={} terms={}>", s.dim, s.docs, s.terms)
+    }
+
+    #[pyo3(signature = (ordinal, text, vector = None))]
+    fn add(
+        &self,
+        py: Python<'_>,
+        ordinal: &Bound<'_, PyAny>,
+        text: PyBackedStr,
+        vector: Option<PyBackedBytes>,
+    ) -> PyResult<()> {
+        let ordinal = ordinal_arg(py, ordinal)?;
+        py.detach(|| self.write().add(ordinal, &text, vector.as_deref())).or_raise(py)
+    }
+
+    #[pyo3(signature = (ordinals, texts, vectors = None))]
+    fn add_many(
+        &self,
+        py: Python<'_>,
+        ordinals: &Bound<'_, PyAny>,
+        texts: Vec<PyBackedStr>,
+        vectors: Option<Vec<Option<PyBackedBytes>>>,
+    ) -> PyResult<()> {
+        // Integers beyond i64 saturate (still out of range) so that the core reports errors in
+        // the contract's order; the message then gets Python's spelling of the number back.
+        let mut ords = Vec::new();
+        let mut spelled = Vec::new();
+        for o in ordinals.try_iter()? {
+            match int_arg(&o?)? {
+                Int::Small(v) => ords.push(v),
+                Int::Big { negative, text } => {
+                    ords.push(if negative { i64::MIN } else { i64::MAX });
+                    spelled.push((ords.len() - 1, text));
+                }
+            }
+        }
+        let vecs: Option<Vec<Option<&[u8]>>> =
+            vectors.as_ref().map(|vs| vs.iter().map(|v| v.as_deref()).collect());
+        let result = py.detach(|| {
+            let texts: Vec<&str> = texts.iter().map(|t| &**t).collect();
+            self.write().add_many(&ords, &texts, vecs.as_deref())
+        });
+        match result {
+            Err(Error::OrdinalRange(_)) => {
+                let first = ords.iter().position(|&o| u32::try_from(o).is_err()).unwrap_or(0);
+                let text = spelled
+                    .into_iter()
+                    .find(|(i, _)| *i == first)
+                    .map_or_else(|| ords[first].to_string(), |(_, t)| t);
+                Err(raise(py, Error::OrdinalRange(text)))
+            }
+            other => other.or_raise(py),
+        }
+    }
+
+    fn remove(&self, py: Python<'_>, ordinal: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let ordinal = ordinal_arg(py, ordinal)?;
+        py.detach(|| self.write().remove(ordinal)).or_raise(py)
+    }
+
+    #[pyo3(signature = (query, k, allow = None))]
+    fn search_bm25(
+        &self,
+        py: Python<'_>,
+        query: PyBackedStr,
+        k: &Bound<'_, PyAny>,
+        allow: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<(u32, f64)>> {
+        let k = count_arg(py, k, Error::KTooSmall)?;
+        let allow = allow_arg(allow)?;
+        py.detach(|| self.read().search_bm25(&query, k, allow.as_deref())).or_raise(py)
+    }
+
+    #[pyo3(signature = (query, k, allow = None))]
+    fn search_overlap(
+        &self,
+        py: Python<'_>,
+        query: PyBackedStr,
+        k: &Bound<'_, PyAny>,
+        allow: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<(u32, f64)>> {
+        let k = count_arg(py, k, Error::KTooSmall)?;
+        let allow = allow_arg(allow)?;
+        py.detach(|| self.read().search_overlap(&query, k, allow.as_deref())).or_raise(py)
+    }
+
+    #[pyo3(signature = (vector, k, allow = None))]
+    fn search_dense(
+        &self,
+        py: Python<'_>,
+        vector: PyBackedBytes,
+        k: &Bound<'_, PyAny>,
+        allow: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<(u32, f64)>> {
+        let k = count_arg(py, k, Error::KTooSmall)?;
+        let allow = allow_arg(allow)?;
+        py.detach(|| self.read().search_dense(&vector, k, allow.as_deref())).or_raise(py)
+    }
+
+    #[pyo3(signature = (query, limit, weights = None, depth = None, allow = None, vector = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn recall(
+        &self,
+        py: Python<'_>,
+        query: PyBackedStr,
+        limit: &Bound<'_, PyAny>,
+        weights: Option<&Bound<'_, PyAny>>,
+        depth: Option<&Bound<'_, PyAny>>,
+        allow: Option<&Bound<'_, PyAny>>,
+        vector: Option<PyBackedBytes>,
+    ) -> PyResult<Vec<memwire_core::RecallRow>> {
+        let limit = count_arg(py, limit, Error::KTooSmall)?;
+        let weights = weights_arg(weights)?;
+        let depth = match depth {
+            Some(d) if !d.is_none() => Some(count_arg(py, d, Error::DepthTooSmall)?),
+            _ => None,
+        };
+        let allow = allow_arg(allow)?;
+        py.detach(|| {
+            self.read().recall(
+                &query,
+                limit,
+                weights.as_deref(),
+                depth,
+                allow.as_deref(),
+                vector.as_deref(),
+            )
+        })
+        .or_raise(py)
+    }
+
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.read().stats();
+        let d = PyDict::new(py);
+        d.set_item("docs", s.docs)?;
+        d.set_item("terms", s.terms)?;
+        d.set_item("total_len", s.total_len)?;
+        d.set_item("vectors", s.vectors)?;
+        d.set_item("dim", s.dim)?;
+        Ok(d)
+    }
+
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = py.detach(|| self.read().to_bytes()).or_raise(py)?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: PyBackedBytes) -> PyResult<Self> {
+        let index = py.detach(|| CoreIndex::from_bytes(&data)).or_raise(py)?;
+        Ok(Self { inner: RwLock::new(index) })
+    }
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("CONTRACT_VERSION", CONTRACT_VERSION)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(tokenize, m)?)?;
+    m.add_function(wrap_pyfunction!(rrf, m)?)?;
+    m.add_function(wrap_pyfunction!(trim_to_budget, m)?)?;
+    m.add_function(wrap_pyfunction!(build_info, m)?)?;
+    m.add_class::<BankIndex>()?;
+    Ok(())
+}
