@@ -59,6 +59,8 @@ TOKENIZE_CASES = [
     "tab\tnew\nline\rreturn",
     "CamelCaseIdentifier getHTTPResponse",
     "port 8080 and 127.0.0.1:443",
+    "running runs ran runner organizations organized generously agreed",
+    "RUNNING Running's snake_running x1running",
 ]
 
 SCRIPTS = [
@@ -163,6 +165,9 @@ def build() -> dict[str, list[dict[str, Any]]]:
     tiny = ["alpha", "beta", "gamma", "delta"]
     words = ["memory", "agent", "rust", "python", "src/main.rs", "E0502", "port", "8080", "bank",
              "recall", "retain", "東京都", "Straße", "café", "v1.2.3", "snake_case", "the", "is"]
+    inflected = ["running", "runs", "runner", "ran", "organization", "organized", "organ",
+                 "connect", "connected", "connection", "memories", "memory", "agents", "agent",
+                 "generously", "generous", "Caroline's", "caroline"]
     search = [
         search_case("tiny-vocab-ties", 1, 60, tiny, 0),
         search_case("identifiers", 2, 200, words, 0),
@@ -170,6 +175,7 @@ def build() -> dict[str, list[dict[str, Any]]]:
         search_case("dense-small", 4, 120, words, 8),
         search_case("dense-ties", 5, 80, tiny, 3),
         search_case("larger", 6, 2000, words + tiny, 16),
+        search_case("stemming", 7, 150, inflected, 0),
     ]
     return {"tokenize": tokenize, "rrf": rrf, "budget": budget, "search": search}
 

@@ -43,7 +43,7 @@ def dump(index: BankIndex) -> bytes:
         "tokenizer": TOKENIZER_VERSION,
         "unicode": UNICODE_VERSION,
         "docs": live.serialize(),
-        "doc_lens": _u32le([index._doc_len[o] for o in live]),
+        "doc_lens": _u32le([index._doc_len[index._slot_of[o]] for o in live]),
         "terms": terms,
         "postings": [index._vocab[t].docs.serialize() for t in terms],
         "tfs": [_u32le(index._vocab[t].tfs) for t in terms],
@@ -97,9 +97,14 @@ def _build(doc: dict[str, Any]) -> BankIndex:
     lens = np.frombuffer(_field(doc, "doc_lens", bytes), dtype="<u4")
     if len(lens) != len(live):
         raise SnapshotError("corrupt snapshot: doc_lens")
-    if len(live):
-        index._doc_len = np.zeros(max(16, live.max() + 1), dtype=np.uint32)
-        index._doc_len[np.frombuffer(live.to_array(), dtype=np.uint32).astype(np.intp)] = lens
+    # Slots are handed out in ascending ordinal order, so a document's slot is its rank.
+    live_ords = np.frombuffer(live.to_array(), dtype=np.uint32).astype(np.int64)
+    size = max(16, len(live))
+    index._doc_len = np.zeros(size, dtype=np.uint32)
+    index._doc_len[: len(live)] = lens
+    index._ordinal_of = np.zeros(size, dtype=np.int64)
+    index._ordinal_of[: len(live)] = live_ords
+    index._slot_of = {int(o): i for i, o in enumerate(live_ords)}
     index._live = live
     index._total_len = int(lens.astype(np.uint64).sum())  # integers: exact in any order
     terms = _field(doc, "terms", list)
@@ -115,6 +120,8 @@ def _build(doc: dict[str, Any]) -> BankIndex:
         p.tfs = array("I", np.frombuffer(raw_tfs, dtype="<u4").astype(np.uint32).tobytes())
         if len(p.tfs) != len(p.docs) or not p.docs or not p.docs.issubset(live):
             raise SnapshotError("corrupt snapshot: postings")
+        docs = np.frombuffer(p.docs.to_array(), dtype=np.uint32).astype(np.int64)
+        p.slots = array("I", np.searchsorted(live_ords, docs).astype(np.uint32).tobytes())
         index._vocab[term] = p
     index._doc_terms = None  # rebuilt on the first remove(): loading never re-tokenizes
     vec_docs = BitMap.deserialize(_field(doc, "vec_docs", bytes))

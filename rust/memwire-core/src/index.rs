@@ -214,7 +214,7 @@ impl BankIndex {
         spans: &mut Vec<(u32, u32)>,
     ) {
         tok.spans(text, spans);
-        let folded = tok.folded();
+        let folded = tok.tokens();
         let len = spans.len() as u64;
         // Group equal tokens by sorting: term frequencies without a per-token allocation.
         let mut terms: Vec<&str> =
@@ -371,9 +371,9 @@ mod tests {
     fn postings_stay_sorted_for_out_of_order_ordinals() {
         let mut ix = BankIndex::new(0).unwrap();
         for o in [10, 4, 7, 1, 12] {
-            ix.add(o, "shared word", None).unwrap();
+            ix.add(o, "common word", None).unwrap();
         }
-        let p = &ix.postings[ix.vocab["shared"] as usize];
+        let p = &ix.postings[ix.vocab["common"] as usize];
         assert_eq!(p.ords, [1, 4, 7, 10, 12]);
         for (o, s) in p.ords.iter().zip(&p.slots) {
             assert_eq!(ix.slots[*s as usize].ordinal, *o);
