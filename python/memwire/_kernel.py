@@ -69,11 +69,33 @@ class BankIndexType(Protocol):
     def from_bytes(self, data: bytes) -> BankIndex: ...
 
 
+class StaticEmbedder(Protocol):
+    """The bundled embedder's kernel: WordPiece ids and exact int32 row sums (LE bytes)."""
+
+    @property
+    def dim(self) -> int: ...
+
+    def token_ids(self, text: str) -> list[int]: ...
+
+    def sums(self, texts: Sequence[str]) -> list[bytes | None]: ...
+
+
+class StaticEmbedderType(Protocol):
+    def __call__(self, vocab: Sequence[str], table: bytes, dim: int) -> StaticEmbedder: ...
+
+
 class Kernel(Protocol):
     """A backend module: ``memwire._native`` or ``memwire._pure``."""
 
-    CONTRACT_VERSION: int
-    BankIndex: BankIndexType
+    # Read-only members, so that both modules (whose attributes are classes) satisfy them.
+    @property
+    def CONTRACT_VERSION(self) -> int: ...
+
+    @property
+    def BankIndex(self) -> BankIndexType: ...
+
+    @property
+    def StaticEmbedder(self) -> StaticEmbedderType: ...
 
     def tokenize(self, text: str) -> list[str]: ...
 

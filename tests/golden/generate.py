@@ -177,7 +177,21 @@ def build() -> dict[str, list[dict[str, Any]]]:
         search_case("larger", 6, 2000, words + tiny, 16),
         search_case("stemming", 7, 150, inflected, 0),
     ]
-    return {"tokenize": tokenize, "rrf": rrf, "budget": budget, "search": search}
+    from memwire.embed.static import _read, _table, _vocab
+
+    table, _, dim = _table(_read("model.safetensors"))
+    embedder = kernel.StaticEmbedder(_vocab(_read("tokenizer.json")), table, dim)
+    embed = []
+    for text in TOKENIZE_CASES + [random_text(rng, None, rng.randint(1, 10)) for _ in range(60)]:
+        total = embedder.sums([text])[0]
+        embed.append(
+            {
+                "text": text,
+                "ids": embedder.token_ids(text),
+                "sum": list(np.frombuffer(total, dtype="<i4").tolist()) if total else None,
+            }
+        )
+    return {"tokenize": tokenize, "rrf": rrf, "budget": budget, "search": search, "embed": embed}
 
 
 def render(rows: list[dict[str, Any]]) -> str:

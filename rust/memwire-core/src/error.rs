@@ -33,6 +33,7 @@ pub enum Error {
     },
     BadWeight,
     BudgetTooSmall(String),
+    EmbeddingTable,
     NotSnapshot,
     SnapshotVersion(String),
     SnapshotContract(String),
@@ -82,6 +83,9 @@ impl fmt::Display for Error {
             }
             Error::BadWeight => f.write_str("weights must be finite and non-negative"),
             Error::BudgetTooSmall(n) => write!(f, "budget_tokens must be at least 1, got {n}"),
+            Error::EmbeddingTable => {
+                f.write_str("embedding table does not match the vocabulary and dimension")
+            }
             Error::NotSnapshot => f.write_str("not a memwire index snapshot"),
             Error::SnapshotVersion(v) => write!(f, "unsupported snapshot version {v}"),
             Error::SnapshotContract(c) => {

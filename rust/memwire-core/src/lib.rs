@@ -15,9 +15,11 @@ mod rank;
 mod search;
 pub mod snapshot;
 pub mod tokenizer;
+pub mod wordpiece;
 
 pub use error::{Error, ErrorKind, Result};
 pub use index::{BankIndex, RecallRow, Scored, Stats};
+pub use wordpiece::StaticEmbedder;
 
 /// Largest accepted vector dimension (docs/parity.md, "Errors").
 pub const MAX_DIM: usize = 4096;

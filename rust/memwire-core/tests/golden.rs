@@ -238,3 +238,42 @@ fn golden_search_and_snapshot_round_trip() {
         check_queries(name, &loaded, queries, "loaded");
     }
 }
+
+/// The bundled embedder's files, read from the Python package (where the wheel ships them).
+fn bundled_embedder() -> memwire_core::StaticEmbedder {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../python/memwire/models/minilm_static_256_int8");
+    let tokenizer: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("tokenizer.json")).unwrap()).unwrap();
+    let ids = tokenizer["model"]["vocab"].as_object().unwrap();
+    let mut vocab = vec![String::new(); ids.len()];
+    for (token, id) in ids {
+        vocab[id.as_u64().unwrap() as usize] = token.clone();
+    }
+    let st = std::fs::read(dir.join("model.safetensors")).unwrap();
+    let header_len = u64::from_le_bytes(st[..8].try_into().unwrap()) as usize;
+    let header: Value = serde_json::from_slice(&st[8..8 + header_len]).unwrap();
+    let info = &header["embeddings"];
+    let offsets: Vec<usize> = info["data_offsets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap() as usize)
+        .collect();
+    let dim = info["shape"][1].as_i64().unwrap();
+    let table = &st[8 + header_len + offsets[0]..8 + header_len + offsets[1]];
+    memwire_core::StaticEmbedder::new(&vocab, table, dim).unwrap()
+}
+
+#[test]
+fn golden_embed() {
+    let Some(cases) = golden("embed.jsonl") else { return };
+    let embedder = bundled_embedder();
+    for case in &cases {
+        let text = case["text"].as_str().unwrap();
+        assert_eq!(embedder.token_ids(text), u32s(&case["ids"]), "{text:?}");
+        let want: Option<Vec<i32>> =
+            case["sum"].as_array().map(|a| a.iter().map(|v| v.as_i64().unwrap() as i32).collect());
+        assert_eq!(embedder.sum(text), want, "{text:?}");
+    }
+}

@@ -5,7 +5,9 @@ use std::sync::RwLock;
 
 use memwire_core::error::{Error, ErrorKind};
 use memwire_core::generated::CONTRACT_VERSION;
-use memwire_core::{budget, fusion, tokenizer, BankIndex as CoreIndex};
+use memwire_core::{
+    budget, fusion, tokenizer, BankIndex as CoreIndex, StaticEmbedder as CoreEmbedder,
+};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
@@ -369,6 +371,54 @@ impl BankIndex {
     }
 }
 
+/// The bundled static embedder's kernel: WordPiece ids and exact int32 row sums.
+#[pyclass(frozen, module = "memwire._native")]
+struct StaticEmbedder {
+    inner: CoreEmbedder,
+}
+
+#[pymethods]
+impl StaticEmbedder {
+    #[new]
+    fn new(
+        py: Python<'_>,
+        vocab: Vec<PyBackedStr>,
+        table: PyBackedBytes,
+        dim: i64,
+    ) -> PyResult<Self> {
+        let inner = py.detach(|| CoreEmbedder::new(&vocab, &table, dim)).or_raise(py)?;
+        Ok(Self { inner })
+    }
+
+    #[getter]
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+
+    fn token_ids(&self, py: Python<'_>, text: PyBackedStr) -> Vec<u32> {
+        py.detach(|| self.inner.token_ids(&text))
+    }
+
+    /// Per text, its int32 little-endian row sum as bytes, or None without a known token.
+    fn sums<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+    ) -> PyResult<Vec<Option<Bound<'py, PyBytes>>>> {
+        let sums: Vec<Option<Vec<u8>>> = py.detach(|| {
+            texts
+                .iter()
+                .map(|t| {
+                    self.inner
+                        .sum(t)
+                        .map(|v| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())
+                })
+                .collect()
+        });
+        Ok(sums.into_iter().map(|s| s.map(|b| PyBytes::new(py, &b))).collect())
+    }
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CONTRACT_VERSION", CONTRACT_VERSION)?;
@@ -378,5 +428,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trim_to_budget, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
     m.add_class::<BankIndex>()?;
+    m.add_class::<StaticEmbedder>()?;
     Ok(())
 }
