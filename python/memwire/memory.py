@@ -4,12 +4,18 @@ The store (SQLite by default) is the source of truth. Each bank's kernel index i
 it: loaded lazily from the bank's latest snapshot plus a replay of the changes committed after
 it, kept current after every write, caught up with other processes' writes before each recall,
 and snapshotted again in the background and at :meth:`Memory.close`. See docs/storage.md.
+
+Vectors (the dense stream, docs/dense.md) are computed here, at retain, by the bank's embedder,
+stored with the row in the same transaction, and read back from rows and snapshots when an
+index is loaded: nothing is re-embedded on open.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
+import math
 import os
 import secrets
 import threading
@@ -33,6 +39,7 @@ from memwire._text import (
     clean_text,
     index_text,
 )
+from memwire.embed import Embedder, check_embedder, encode
 from memwire.errors import (
     InvalidInputError,
     MemwireError,
@@ -42,8 +49,8 @@ from memwire.errors import (
 )
 from memwire.records import Hit, Record
 from memwire.redact import redact
-from memwire.sqlite_store import SQLiteStore
-from memwire.store import NewMemory, Row, Store, WriteResult
+from memwire.sqlite_store import SQLiteStore, space_mismatch
+from memwire.store import Added, BankHead, NewMemory, Row, Space, Store, WriteResult
 
 if TYPE_CHECKING:
     from memwire._kernel import BankIndex, Kernel
@@ -54,6 +61,7 @@ log = logging.getLogger("memwire")
 
 MAX_LIMIT = 100
 MAX_LIST_LIMIT = 1000
+MAX_REEMBED_BATCH = 100_000
 MAX_ID_CHARS = 64
 BATCH_SIZE = 10_000
 SNAPSHOT_MIN_CHANGES = 1000
@@ -95,6 +103,22 @@ def _check_int(value: object, what: str, low: int, high: int) -> int:
     if not low <= value <= high:
         raise InvalidInputError(f"{what} must be between {low} and {high}, got {value}")
     return value
+
+
+def _check_min_score(value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInputError(f"min_score must be a number, got {type(value).__name__}")
+    if not math.isfinite(value) or value < 0:
+        raise InvalidInputError(f"min_score must be a finite number >= 0, got {value}")
+    return float(value)
+
+
+def _fit(vectors: Sequence[bytes | None], dim: int) -> list[bytes | None]:
+    """The vectors an index of ``dim`` can take (a vector of another size reads as none: the
+    index is reloaded once the bank's recorded dimension and the index agree again)."""
+    return [v if v is not None and dim and len(v) == 2 * dim else None for v in vectors]
 
 
 def _record(row: Row) -> Record:
@@ -241,11 +265,19 @@ class Memory:
 
     ``path``: ``None`` for the default store (:func:`default_path`), ``":memory:"`` for an
     ephemeral one, else a file path. ``backend``: ``None`` for the process-wide kernel
-    (``MEMWIRE_BACKEND``), or ``"rust"`` / ``"python"``. Safe to share between threads, and to
+    (``MEMWIRE_BACKEND``), or ``"rust"`` / ``"python"``. ``embedder``: ``None`` for the bundled
+    static embedder, or any :class:`memwire.embed.Embedder`; a bank records the embedder of its
+    first vector and refuses any other (docs/dense.md). Safe to share between threads, and to
     open on one file from many processes at once.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, backend: str | None = None):
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        backend: str | None = None,
+        embedder: Embedder | None = None,
+    ):
         if backend is None:
             self._kernel: Kernel = get_kernel()
             self._backend = backend_info().name
@@ -254,6 +286,11 @@ class Memory:
             self._backend = backend
         else:
             raise InvalidInputError("backend must be None, 'rust' or 'python'")
+        self._embedder: Embedder | None = embedder
+        self._space: Space | None = None
+        if embedder is not None:
+            self._space = check_embedder(embedder)
+        self._embedder_lock = threading.Lock()
         if path is None:
             path = default_path()
         elif not isinstance(path, (str, os.PathLike)):
@@ -302,6 +339,52 @@ class Memory:
         """``"rust"`` or ``"python"``: the kernel this Memory uses."""
         return self._backend
 
+    # -- embedders ---------------------------------------------------------------------------
+
+    def _resolve_embedder(self, embedder: object = None) -> tuple[Embedder, Space]:
+        """``embedder`` (validated), else this Memory's (the bundled one is loaded lazily)."""
+        if embedder is not None:
+            return embedder, check_embedder(embedder)  # type: ignore[return-value]
+        with self._embedder_lock:
+            if self._embedder is None:
+                from memwire.embed.static import default_embedder
+
+                self._embedder = default_embedder(self._backend)
+                self._space = check_embedder(self._embedder)
+            assert self._space is not None
+            return self._embedder, self._space
+
+    @property
+    def embedder_id(self) -> str:
+        """The id of the embedder this Memory writes and queries vectors with."""
+        return self._resolve_embedder()[1][0]
+
+    def _bank_embedder(self, name: str, head: BankHead | None) -> tuple[Embedder, Space] | None:
+        """The embedder for bank ``name``'s vectors, or None when its config turns them off;
+        InvalidInputError when the bank records another embedder space."""
+        if config.embedder_mode(head.config if head is not None else {}) == "none":
+            return None
+        embedder, space = self._resolve_embedder()
+        if head is not None and head.embedder is not None:
+            recorded = (head.embedder, head.dim)
+            if recorded != space:
+                raise InvalidInputError(space_mismatch(name, recorded, space))
+        return embedder, space
+
+    def _with_vectors(
+        self, name: str, items: Sequence[NewMemory]
+    ) -> tuple[list[NewMemory], Space | None]:
+        """``items`` with their vectors (one ``embed`` call), and the space they are in."""
+        found = self._bank_embedder(name, self._store.head(name))
+        if found is None or not items:
+            return list(items), None
+        embedder, space = found
+        vectors = encode(embedder, space, [index_text(i.content, i.context) for i in items])
+        return [
+            item if vector is None else dataclasses.replace(item, vector=vector)
+            for item, vector in zip(items, vectors, strict=True)
+        ], space
+
     # -- the derived index -------------------------------------------------------------------
 
     def _bank(self, name: str) -> _Bank:
@@ -311,8 +394,9 @@ class Memory:
                 state = self._banks[name] = _Bank(name)
             return state
 
-    def _load(self, state: _Bank, bank_id: int, use_snapshot: bool = True) -> None:
-        """Build ``state``'s index: the stored snapshot (if usable) plus a replay."""
+    def _load(self, state: _Bank, bank_id: int, dim: int, use_snapshot: bool = True) -> None:
+        """Build ``state``'s index (``dim``: the bank's recorded vector dimension): the stored
+        snapshot (if usable) plus a replay."""
         state.clear()
         state.bank_id = bank_id
         index: BankIndex | None = None
@@ -320,11 +404,30 @@ class Memory:
         if snap is not None:
             try:
                 index = self._kernel.BankIndex.from_bytes(snap.data)
-                state.applied = state.snap_seq = snap.seq
             except SnapshotError as exc:
                 log.info("index snapshot of bank %r not usable (%s); rebuilding", state.name, exc)
-        state.index = index if index is not None else self._kernel.BankIndex()
+            if index is not None and index.dim != dim:
+                log.info("index snapshot of bank %r has dim %d, not %d", state.name, index.dim, dim)
+                index = None
+            if index is not None:
+                state.applied = state.snap_seq = snap.seq
+        state.index = index if index is not None else self._kernel.BankIndex(dim)
         self._replay(state, reload_on_gap=use_snapshot)
+
+    def _reload(self, state: _Bank, use_snapshot: bool) -> None:
+        """Load ``state`` again from the store's current head."""
+        head = self._store.head(state.name)
+        if head is None or head.bank_id != state.bank_id:
+            state.clear()
+            return
+        self._load(state, head.bank_id, head.dim, use_snapshot)
+
+    def _add(self, index: BankIndex, added: Sequence[Added]) -> None:
+        index.add_many(
+            [a[0] for a in added],
+            [index_text(a[1], a[2]) for a in added],
+            _fit([a[3] for a in added], index.dim),
+        )
 
     def _replay(self, state: _Bank, reload_on_gap: bool = True) -> None:
         """Apply the changes committed after ``state.applied``."""
@@ -334,36 +437,34 @@ class Memory:
             state.clear()
             return
         if changes.gap:
-            self._load(state, state.bank_id, use_snapshot=reload_on_gap)
+            self._reload(state, use_snapshot=reload_on_gap)
             return
         try:
             for ordinal in changes.removed:
                 state.index.remove(ordinal)
             if changes.added:
-                state.index.add_many(
-                    [a[0] for a in changes.added], [index_text(a[1], a[2]) for a in changes.added]
-                )
+                self._add(state.index, changes.added)
         except InvalidInputError as exc:  # the index disagrees with the store: rebuild it
             log.warning("index of bank %r inconsistent (%s); rebuilding", state.name, exc)
             if state.applied:
-                self._load(state, state.bank_id, use_snapshot=False)
+                self._reload(state, use_snapshot=False)
             else:
                 raise StorageError("the index could not be rebuilt") from None
             return
         state.applied = changes.last_seq
 
-    def _current(self, state: _Bank) -> dict[str, Any] | None:
+    def _current(self, state: _Bank) -> BankHead | None:
         """Bring ``state`` up to date with the store (holding ``state.lock``); the bank's
-        config, or None when the bank does not exist."""
+        head (config, embedder), or None when the bank does not exist."""
         head = self._store.head(state.name)
         if head is None:
             state.clear()
             return None
-        if state.index is None or state.bank_id != head.bank_id:
-            self._load(state, head.bank_id)
+        if state.index is None or state.bank_id != head.bank_id or state.index.dim != head.dim:
+            self._load(state, head.bank_id, head.dim)
         elif state.applied < head.last_seq:
             self._replay(state)
-        return head.config
+        return head
 
     def _apply(self, result: WriteResult) -> None:
         """Apply a committed write to the loaded index, if any (the write is already durable)."""
@@ -376,8 +477,10 @@ class Memory:
         with state.lock:
             if state.index is None:
                 return
-            if state.bank_id != result.bank_id:
-                state.clear()
+            if state.bank_id != result.bank_id or (
+                result.dim is not None and result.dim != state.index.dim
+            ):
+                state.clear()  # reloaded at the next recall
                 return
             if state.applied >= result.last_seq:
                 return
@@ -388,10 +491,7 @@ class Memory:
                     for ordinal in result.removed:
                         state.index.remove(ordinal)
                     if result.added:
-                        state.index.add_many(
-                            [a[0] for a in result.added],
-                            [index_text(a[1], a[2]) for a in result.added],
-                        )
+                        self._add(state.index, result.added)
                     state.applied = result.last_seq
                 except InvalidInputError as exc:
                     log.warning("index of bank %r inconsistent (%s); reloading", state.name, exc)
@@ -432,10 +532,20 @@ class Memory:
 
     # -- writes ------------------------------------------------------------------------------
 
-    def _write(self, bank: str, items: Sequence[NewMemory], use_config: bool = True) -> list[str]:
-        result = self._store.write(bank, items, config.retain_tags if use_config else None)
+    def _write(
+        self, bank: str, items: Sequence[NewMemory], use_config: bool = True, imported: bool = False
+    ) -> WriteResult:
+        """Embed ``items`` (one batch), then write them with their vectors in one transaction."""
+        with_vectors, space = self._with_vectors(bank, items)
+        result = self._store.write(
+            bank,
+            with_vectors,
+            config.retain_tags if use_config else None,
+            imported=imported,
+            space=space,
+        )
         self._apply(result)
-        return result.ids
+        return result
 
     def retain(
         self,
@@ -465,12 +575,12 @@ class Memory:
             document_id=document_id,
             update_mode=update_mode,
         )
-        return self._write(name, [item])[0]
+        return self._write(name, [item]).ids[0]
 
     def retain_many(self, items: Iterable[object], *, bank: str = "default") -> list[str]:
         """Store many memories (strings, or dicts with :meth:`retain`'s fields); one id per
         item, in order. Every item is validated before anything is written; each batch of
-        10,000 is one transaction."""
+        10,000 is one ``embed`` call and one transaction."""
         self._check_open()
         name = clean_bank(bank)
         if isinstance(items, (str, bytes, Mapping)):
@@ -484,7 +594,7 @@ class Memory:
                 raise InvalidInputError(f"items[{position}]: {exc}") from None
         ids: list[str] = []
         for start in range(0, len(prepared), BATCH_SIZE):
-            ids.extend(self._write(name, prepared[start : start + BATCH_SIZE]))
+            ids.extend(self._write(name, prepared[start : start + BATCH_SIZE]).ids)
         return ids
 
     def forget(self, id: str, *, bank: str | None = None) -> bool:
@@ -534,26 +644,40 @@ class Memory:
         budget: int | None = None,
         tags: Iterable[str] | None = None,
         exclude_tags: Iterable[str] | None = None,
+        min_score: float | None = None,
     ) -> list[Hit]:
         """The memories of ``bank`` most relevant to ``query``, best first.
 
         ``limit``: 1 to 100 hits. ``budget``: tokens of content returned (argument, else the
         bank's ``recall_max_tokens``, else 8000); the top hit is truncated rather than dropped.
         ``tags``: only memories with at least one of them; ``exclude_tags``: none of them.
+        ``min_score``: drop hits whose fused score is below it, so a query with nothing relevant
+        returns nothing. The fused score is weighted reciprocal rank fusion: a memory at rank
+        ``r`` of a stream of weight ``w`` gets ``w / (60 + r)``, so the best possible score is
+        the sum of the bank's ``fusion_weights`` over 61 (1.8 / 61 ~= 0.0295 by default) and a
+        memory found by BM25 alone at rank 1 scores 1 / 61 ~= 0.0164 (docs/dense.md).
         """
         self._check_open()
         text = clean_text(query, "query", MAX_QUERY_CHARS)
         name = clean_bank(bank)
         count = _check_int(limit, "limit", 1, MAX_LIMIT)
+        floor = _check_min_score(min_score)
         if budget is not None:
             config.recall_budget({}, budget)
         want = clean_tags(tags) if tags is not None else []
         avoid = clean_tags(exclude_tags, "exclude_tags") if exclude_tags is not None else []
         state = self._bank(name)
         with state.lock:
-            cfg = self._current(state)
-            if cfg is None or state.index is None or len(state.index) == 0:
+            head = self._current(state)
+            if head is None or state.index is None or len(state.index) == 0:
                 return []
+            cfg = head.config
+            weights = config.fusion_weights(cfg)
+            vector: bytes | None = None
+            if weights[2] > 0 and head.embedder is not None and state.index.dim:
+                chosen = self._bank_embedder(name, head)
+                if chosen is not None:
+                    vector = encode(chosen[0], chosen[1], [text])[0]
             days = config.ttl_days(cfg)
             cutoff = _dates.cutoff(days) if days is not None else None
             allow = None
@@ -561,9 +685,11 @@ class Memory:
                 allow = self._store.allowed(state.bank_id, want, avoid, cutoff)
                 if allow is not None and not allow:
                     return []
-            rows = state.index.recall(text, count, allow=allow)
+            rows = state.index.recall(text, count, weights=weights, allow=allow, vector=vector)
             bank_id = state.bank_id
         self._maybe_snapshot(state)
+        if floor is not None:
+            rows = [r for r in rows if r[1] >= floor]
         if not rows:
             return []
         found = self._store.rows_by_ordinal(bank_id, [r[0] for r in rows])
@@ -589,9 +715,10 @@ class Memory:
             )
         return hits
 
-    def reflect(self, query: str, *, bank: str = "default") -> str:
-        """The best memories for ``query`` as one text block, each cited by id and dated."""
-        hits = self.recall(query, bank=bank)
+    def reflect(self, query: str, *, bank: str = "default", min_score: float | None = None) -> str:
+        """The best memories for ``query`` as one text block, each cited by id and dated
+        (``min_score`` as in :meth:`recall`)."""
+        hits = self.recall(query, bank=bank, min_score=min_score)
         name = clean_bank(bank)
         if not hits:
             return f"No memories in bank {name!r} match {query.strip()!r}."
@@ -659,6 +786,86 @@ class Memory:
         config.merge_config({}, values)  # validate before touching the store
         return self._store.update_config(name, lambda current: config.merge_config(current, values))
 
+    # -- re-encoding -------------------------------------------------------------------------
+
+    def reembed(
+        self,
+        bank: str,
+        *,
+        embedder: Embedder | None = None,
+        batch: int = 1000,
+        progress: Callable[[int, int], object] | None = None,
+    ) -> int:
+        """Re-encode every memory of ``bank`` with ``embedder`` (default: this Memory's) and
+        make it the bank's embedder; returns how many memories this call encoded.
+
+        Resumable and safe to interrupt: memories are encoded in ordinal order, ``batch`` at a
+        time, each batch staged and committed with the progress, so calling ``reembed`` again
+        with the same embedder continues where an interrupted run stopped (with another
+        embedder, the unfinished run is discarded and a new one starts). Until the last batch
+        the bank keeps its recorded embedder and its old vectors, and stays fully usable;
+        memories retained meanwhile are encoded too. The switch (new vectors, new recorded
+        embedder id and dimension) is one transaction, after which every process's index of the
+        bank reloads from the rows. ``progress(done, total)`` is called after each batch.
+        """
+        self._check_open()
+        name = clean_bank(bank)
+        size = _check_int(batch, "batch", 1, MAX_REEMBED_BATCH)
+        if progress is not None and not callable(progress):
+            raise InvalidInputError("progress must be callable")
+        chosen, space = self._resolve_embedder(embedder)
+        head = self._store.head(name)
+        if head is None:
+            raise NotFoundError(f"no bank {name!r}")
+        if config.embedder_mode(head.config) == "none":
+            raise InvalidInputError(
+                f"bank {name!r} has vectors turned off (config 'embedder' is 'none'); "
+                "set it to 'static' before re-encoding"
+            )
+        bank_id, started = self._store.start_reembed(name, space)
+        cursor = started.done_through
+        total = self._store.count_rows(bank_id)
+        done = total - self._store.count_rows(bank_id, cursor)
+        encoded = 0
+        while True:
+            page = self._store.reembed_page(bank_id, cursor, size)
+            if not page:
+                if self._store.finish_reembed(bank_id, space) is not None:
+                    break
+                continue  # memories were retained after the last page
+            vectors = encode(chosen, space, [index_text(p[1], p[2]) for p in page])
+            cursor = page[-1][0]
+            self._store.stage_vectors(
+                bank_id, space, [(p[0], v) for p, v in zip(page, vectors, strict=True)], cursor
+            )
+            encoded += len(page)
+            done += len(page)
+            if progress is not None:
+                progress(done, max(total, done))
+        state = self._bank(name)
+        with state.lock:
+            state.clear()  # other processes notice the pruned change log instead
+        return encoded
+
+    def reembed_status(self, bank: str) -> dict[str, Any] | None:
+        """The bank's unfinished :meth:`reembed`, or None: ``{"embedder", "dim", "done",
+        "total"}`` (memories encoded so far, memories in the bank)."""
+        self._check_open()
+        name = clean_bank(bank)
+        head = self._store.head(name)
+        if head is None:
+            raise NotFoundError(f"no bank {name!r}")
+        found = self._store.reembed_state(name)
+        if found is None:
+            return None
+        total = self._store.count_rows(head.bank_id)
+        return {
+            "embedder": found.space[0],
+            "dim": found.space[1],
+            "done": total - self._store.count_rows(head.bank_id, found.done_through),
+            "total": total,
+        }
+
     # -- export / import ---------------------------------------------------------------------
 
     def export(
@@ -691,7 +898,6 @@ class Memory:
         for name, items in batches.items():
             for start in range(0, len(items), BATCH_SIZE):
                 chunk = items[start : start + BATCH_SIZE]
-                result = self._store.write(name, chunk, None, imported=True)
+                result = self._write(name, chunk, use_config=False, imported=True)
                 written += len(result.added)
-                self._apply(result)
         return written

@@ -12,8 +12,10 @@ __all__ = ["Hit", "Record"]
 class Hit:
     """One memory returned by :meth:`memwire.Memory.recall`, best first.
 
-    ``score`` is the fused (reciprocal rank fusion) score; ``bm25_rank``, ``overlap_rank`` and
-    ``dense_rank`` are the 1-based ranks in each stream that produced it (0: absent). When the
+    ``score`` is the fused (weighted reciprocal rank fusion) score: at most the sum of the
+    bank's ``fusion_weights`` over 61 (see ``min_score`` in docs/dense.md); ``bm25_rank``,
+    ``overlap_rank`` and ``dense_rank`` are the 1-based ranks in each stream that produced it
+    (0: absent). When the
     token budget is short, the top hit's ``content`` is truncated (it ends with
     ``…[truncated]``), never dropped.
     """

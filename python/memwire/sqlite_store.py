@@ -24,14 +24,24 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memwire._dates import format_utc, now_utc
-from memwire.errors import InvalidInputError, MemwireError, StorageError
-from memwire.store import BankHead, Changes, NewMemory, Row, Snapshot, WriteResult
+from memwire.errors import InvalidInputError, MemwireError, NotFoundError, StorageError
+from memwire.store import (
+    Added,
+    BankHead,
+    Changes,
+    NewMemory,
+    ReembedState,
+    Row,
+    Snapshot,
+    Space,
+    WriteResult,
+)
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 
 log = logging.getLogger("memwire.store")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MAX_ORDINAL = 2**32 - 1
 BUSY_TIMEOUT_S = 10.0
 RETRY_DEADLINE_S = 120.0
@@ -92,6 +102,23 @@ CREATE TABLE IF NOT EXISTS snapshots (
     created_at TEXT NOT NULL,
     data       BLOB NOT NULL
 );
+"""
+
+# Version 2: an unfinished Memory.reembed per bank and the vectors it has staged so far.
+_SCHEMA_2 = """
+CREATE TABLE IF NOT EXISTS reembeds (
+    bank_id      INTEGER PRIMARY KEY,
+    embedder     TEXT NOT NULL,
+    dim          INTEGER NOT NULL,
+    done_through INTEGER NOT NULL DEFAULT 0,
+    started_at   TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS staged_vectors (
+    bank_id INTEGER NOT NULL,
+    ordinal INTEGER NOT NULL,
+    vector  BLOB,
+    PRIMARY KEY (bank_id, ordinal)
+) WITHOUT ROWID;
 """
 
 _ROW_COLUMNS = (
@@ -174,8 +201,10 @@ class SQLiteStore:
         conn.execute("BEGIN IMMEDIATE")
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version == 0:
-                for statement in _SCHEMA.split(";"):
+            if version < SCHEMA_VERSION:
+                # 0: a new file; 1: add the reembed tables (nothing else changed).
+                script = (_SCHEMA if version == 0 else "") + _SCHEMA_2
+                for statement in script.split(";"):
                     if statement.strip():
                         conn.execute(statement)
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
@@ -280,10 +309,15 @@ class SQLiteStore:
         return bank_id, 0, "{}"
 
     def head(self, bank: str) -> BankHead | None:
-        found = self._retry(lambda conn: self._bank_row(conn, bank), "read")
+        found = self._retry(
+            lambda conn: conn.execute(
+                "SELECT id, last_seq, config, embedder, dim FROM banks WHERE name = ?", (bank,)
+            ).fetchone(),
+            "read",
+        )
         if found is None:
             return None
-        return BankHead(found[0], found[1], json.loads(found[2]))
+        return BankHead(found[0], found[1], json.loads(found[2]), found[3], found[4])
 
     def bank_names(self) -> list[str]:
         rows = self._retry(
@@ -297,7 +331,14 @@ class SQLiteStore:
             if found is None:
                 return False
             bank_id = found[0]
-            for table in ("memories", "memory_tags", "removals", "snapshots"):
+            for table in (
+                "memories",
+                "memory_tags",
+                "removals",
+                "snapshots",
+                "reembeds",
+                "staged_vectors",
+            ):
                 conn.execute(f"DELETE FROM {table} WHERE bank_id = ?", (bank_id,))
             conn.execute("DELETE FROM banks WHERE id = ?", (bank_id,))
             return True
@@ -344,13 +385,20 @@ class SQLiteStore:
         items: Sequence[NewMemory],
         config_tags: Callable[[Mapping[str, Any]], list[str]] | None = None,
         imported: bool = False,
+        space: Space | None = None,
     ) -> WriteResult:
+        """Insert ``items`` (vectors in ``space``, which is recorded as the bank's when it has
+        none; a bank of another space refuses them with InvalidInputError)."""
+        if space is None and any(item.vector is not None for item in items):
+            raise InvalidInputError("vectors need an embedder space")
+
         def tx(conn: sqlite3.Connection) -> WriteResult:
             bank_id, first_seq, raw_config = self._ensure_bank(conn, bank)
+            dim = self._check_space(conn, bank, bank_id, space, items)
             extra = config_tags(json.loads(raw_config)) if config_tags is not None else []
             seq = first_seq
             ids: list[str] = []
-            added: list[tuple[int, str, str | None]] = []
+            added: list[Added] = []
             removed: list[int] = []
             execute = conn.execute
             for item in items:
@@ -388,8 +436,8 @@ class SQLiteStore:
                 # index memories_dedupe: the insert is ignored and the existing id returned.
                 inserted = execute(
                     "INSERT OR IGNORE INTO memories (id, bank_id, ordinal, content, context, "
-                    "tags, created_at, retained_at, document_id, content_hash) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "tags, created_at, retained_at, document_id, content_hash, vector) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         item.id,
                         bank_id,
@@ -401,6 +449,7 @@ class SQLiteStore:
                         item.retained_at,
                         item.document_id,
                         item.content_hash,
+                        item.vector,
                     ),
                 ).rowcount
                 if not inserted:
@@ -419,13 +468,36 @@ class SQLiteStore:
                         "INSERT INTO memory_tags (bank_id, tag, ordinal) VALUES (?, ?, ?)",
                         [(bank_id, tag, seq) for tag in tags],
                     )
-                added.append((seq, item.content, item.context))
+                added.append((seq, item.content, item.context, item.vector))
                 ids.append(item.id)
             if seq != first_seq:
                 execute("UPDATE banks SET last_seq = ? WHERE id = ?", (seq, bank_id))
-            return WriteResult(bank, bank_id, ids, added, removed, first_seq, seq)
+            return WriteResult(bank, bank_id, ids, added, removed, first_seq, seq, dim)
 
         return self._write(tx, "retain")
+
+    @staticmethod
+    def _check_space(
+        conn: sqlite3.Connection,
+        bank: str,
+        bank_id: int,
+        space: Space | None,
+        items: Sequence[NewMemory],
+    ) -> int:
+        """The bank's dimension after this write; records ``space`` at the first vector."""
+        embedder, dim = conn.execute(
+            "SELECT embedder, dim FROM banks WHERE id = ?", (bank_id,)
+        ).fetchone()
+        if space is None or not any(item.vector is not None for item in items):
+            return int(dim)
+        if embedder is None:
+            conn.execute(
+                "UPDATE banks SET embedder = ?, dim = ? WHERE id = ?", (space[0], space[1], bank_id)
+            )
+            return space[1]
+        if (embedder, dim) != tuple(space):
+            raise InvalidInputError(space_mismatch(bank, (embedder, dim), space))
+        return int(dim)
 
     def _remove_where(
         self,
@@ -634,11 +706,14 @@ class SQLiteStore:
                 if since > 0
                 else []
             )
-            added = conn.execute(
-                "SELECT ordinal, content, context FROM memories WHERE bank_id = ? AND ordinal > ? "
-                "ORDER BY ordinal",
-                (bank_id, since),
-            ).fetchall()
+            added = [
+                (r[0], r[1], r[2], None if r[3] is None else bytes(r[3]))
+                for r in conn.execute(
+                    "SELECT ordinal, content, context, vector FROM memories "
+                    "WHERE bank_id = ? AND ordinal > ? ORDER BY ordinal",
+                    (bank_id, since),
+                )
+            ]
             return Changes(last_seq, added, removed, gap=False)
 
         return self._read(read, "replay")
@@ -663,8 +738,13 @@ class SQLiteStore:
             ).fetchone()
             if current is not None and current[0] >= seq and current[1] == shell:
                 return False
-            if conn.execute("SELECT 1 FROM banks WHERE id = ?", (bank_id,)).fetchone() is None:
+            bank_row = conn.execute(
+                "SELECT pruned_seq FROM banks WHERE id = ?", (bank_id,)
+            ).fetchone()
+            if bank_row is None:
                 return False  # the bank was deleted meanwhile
+            if seq < bank_row[0]:
+                return False  # older than a point every index must pass (e.g. a reembed)
             conn.execute(
                 "INSERT OR REPLACE INTO snapshots (bank_id, seq, shell, created_at, data) "
                 "VALUES (?, ?, ?, ?, ?)",
@@ -677,3 +757,152 @@ class SQLiteStore:
             return True
 
         return self._write(tx, "save snapshot")
+
+    # -- re-encoding -------------------------------------------------------------------------
+
+    def reembed_state(self, bank: str) -> ReembedState | None:
+        found = self._retry(
+            lambda conn: conn.execute(
+                "SELECT r.embedder, r.dim, r.done_through FROM reembeds r "
+                "JOIN banks b ON b.id = r.bank_id WHERE b.name = ?",
+                (bank,),
+            ).fetchone(),
+            "read",
+        )
+        return None if found is None else ReembedState((found[0], found[1]), found[2])
+
+    def start_reembed(self, bank: str, space: Space) -> tuple[int, ReembedState]:
+        """Resume the bank's unfinished reembed into ``space``, or start one (discarding an
+        unfinished one into another space)."""
+
+        def tx(conn: sqlite3.Connection) -> tuple[int, ReembedState]:
+            found = self._bank_row(conn, bank)
+            if found is None:
+                raise NotFoundError(f"no bank {bank!r}")
+            bank_id = found[0]
+            current = conn.execute(
+                "SELECT embedder, dim, done_through FROM reembeds WHERE bank_id = ?", (bank_id,)
+            ).fetchone()
+            if current is not None and (current[0], current[1]) == tuple(space):
+                return bank_id, ReembedState(space, current[2])
+            if current is not None:
+                log.info(
+                    "bank %r: discarding an unfinished reembed into %r for one into %r",
+                    bank,
+                    current[0],
+                    space[0],
+                )
+            conn.execute("DELETE FROM staged_vectors WHERE bank_id = ?", (bank_id,))
+            conn.execute(
+                "INSERT OR REPLACE INTO reembeds (bank_id, embedder, dim, done_through, "
+                "started_at) VALUES (?, ?, ?, 0, ?)",
+                (bank_id, space[0], space[1], format_utc(now_utc())),
+            )
+            return bank_id, ReembedState(space, 0)
+
+        return self._write(tx, "reembed")
+
+    def reembed_page(
+        self, bank_id: int, after: int, limit: int
+    ) -> list[tuple[int, str, str | None]]:
+        rows = self._retry(
+            lambda conn: conn.execute(
+                "SELECT ordinal, content, context FROM memories WHERE bank_id = ? AND ordinal > ? "
+                "ORDER BY ordinal LIMIT ?",
+                (bank_id, after, limit),
+            ).fetchall(),
+            "reembed",
+        )
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    @staticmethod
+    def _check_reembed(conn: sqlite3.Connection, bank_id: int, space: Space) -> int:
+        """The reembed's ``done_through``; raises unless it is still the one into ``space``."""
+        current = conn.execute(
+            "SELECT embedder, dim, done_through FROM reembeds WHERE bank_id = ?", (bank_id,)
+        ).fetchone()
+        if current is None:
+            if conn.execute("SELECT 1 FROM banks WHERE id = ?", (bank_id,)).fetchone() is None:
+                raise NotFoundError("the bank was deleted during reembed")
+            raise InvalidInputError("the reembed was finished or discarded by another process")
+        if (current[0], current[1]) != tuple(space):
+            raise InvalidInputError(
+                f"another process started a reembed into {current[0]!r} meanwhile"
+            )
+        return int(current[2])
+
+    def stage_vectors(
+        self, bank_id: int, space: Space, vectors: Sequence[tuple[int, bytes | None]], through: int
+    ) -> bool:
+        """Stage one batch of re-encoded vectors and advance the reembed's progress to
+        ``through``, in one transaction."""
+
+        def tx(conn: sqlite3.Connection) -> bool:
+            self._check_reembed(conn, bank_id, space)
+            conn.executemany(
+                "INSERT OR REPLACE INTO staged_vectors (bank_id, ordinal, vector) VALUES (?, ?, ?)",
+                [(bank_id, ordinal, vector) for ordinal, vector in vectors],
+            )
+            conn.execute(
+                "UPDATE reembeds SET done_through = MAX(done_through, ?) WHERE bank_id = ?",
+                (through, bank_id),
+            )
+            return True
+
+        return self._write(tx, "reembed")
+
+    def finish_reembed(self, bank_id: int, space: Space) -> int | None:
+        """Swap the staged vectors in and record ``space`` as the bank's, in one transaction;
+        None (nothing changed) when memories were added after the staged ones.
+
+        The swap advances ``last_seq`` by one change that adds nothing and prunes the change
+        log up to it (and drops the bank's snapshot), so every index holding old vectors sees a
+        gap at its next replay and reloads from the rows."""
+
+        def tx(conn: sqlite3.Connection) -> int | None:
+            done_through = self._check_reembed(conn, bank_id, space)
+            if conn.execute(
+                "SELECT 1 FROM memories WHERE bank_id = ? AND ordinal > ? LIMIT 1",
+                (bank_id, done_through),
+            ).fetchone():
+                return None
+            conn.execute(
+                "UPDATE memories SET vector = (SELECT s.vector FROM staged_vectors s "
+                "WHERE s.bank_id = memories.bank_id AND s.ordinal = memories.ordinal) "
+                "WHERE bank_id = ?",
+                (bank_id,),
+            )
+            (last_seq,) = conn.execute(
+                "SELECT last_seq FROM banks WHERE id = ?", (bank_id,)
+            ).fetchone()
+            seq = last_seq + 1
+            if seq > MAX_ORDINAL:
+                raise StorageError("the bank has exhausted its ordinals")
+            conn.execute(
+                "UPDATE banks SET embedder = ?, dim = ?, last_seq = ?, pruned_seq = ? WHERE id = ?",
+                (space[0], space[1], seq, seq, bank_id),
+            )
+            for table in ("staged_vectors", "reembeds", "snapshots", "removals"):
+                conn.execute(f"DELETE FROM {table} WHERE bank_id = ?", (bank_id,))
+            return int(seq)
+
+        return self._write(tx, "reembed")
+
+    def count_rows(self, bank_id: int, after: int = 0) -> int:
+        found = self._retry(
+            lambda conn: conn.execute(
+                "SELECT COUNT(*) FROM memories WHERE bank_id = ? AND ordinal > ?",
+                (bank_id, after),
+            ).fetchone(),
+            "read",
+        )
+        return int(found[0])
+
+
+def space_mismatch(bank: str, recorded: Space, offered: Space) -> str:
+    """The message of a bank refusing another embedder space."""
+    return (
+        f"bank {bank!r} holds vectors of embedder {recorded[0]!r} (dim {recorded[1]}), not "
+        f"{offered[0]!r} (dim {offered[1]}); open it with that embedder, set its config "
+        f"'embedder' to 'none', or re-encode it with Memory.reembed"
+    )

@@ -10,6 +10,12 @@ so ordinals are monotonic per bank and never reused. Removals (forget, replace, 
 with their own sequence numbers. Replaying ``changes_since(seq)`` onto an index that reflects
 exactly the changes up to ``seq`` yields an index of the live rows at ``last_seq``: removals can
 be applied before additions because an ordinal is never added twice.
+
+Vectors (the dense stream, docs/dense.md): a memory may carry one canonical int16 vector of its
+bank's embedder space. A bank records that space (embedder id and dimension) with its first
+vector and refuses vectors of any other; :meth:`Store.finish_reembed` is the only way to move a
+bank to another space, and it advances the change sequence past a pruned point so that every
+index built from the old vectors notices the gap and reloads.
 """
 
 from __future__ import annotations
@@ -18,10 +24,23 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["BankHead", "Changes", "NewMemory", "Row", "Snapshot", "Store", "WriteResult"]
+__all__ = [
+    "Added",
+    "BankHead",
+    "Changes",
+    "NewMemory",
+    "ReembedState",
+    "Row",
+    "Snapshot",
+    "Space",
+    "Store",
+    "WriteResult",
+]
 
-# (ordinal, content, context) of a memory to add to an index.
-Added = tuple[int, str, "str | None"]
+# (ordinal, content, context, vector) of a memory to add to an index; vector: int16 LE or None.
+Added = tuple[int, str, "str | None", "bytes | None"]
+# An embedder space: (embedder id, dimension).
+Space = tuple[str, int]
 
 
 @dataclass(frozen=True)
@@ -37,6 +56,7 @@ class NewMemory:
     document_id: str | None
     update_mode: str  # "replace" or "append"
     content_hash: bytes
+    vector: bytes | None = None  # canonical int16 LE, in the space given to Store.write
 
 
 @dataclass(frozen=True)
@@ -63,6 +83,7 @@ class WriteResult:
     removed: list[int]
     first_seq: int  # the bank's last_seq before the write
     last_seq: int  # and after it
+    dim: int | None = None  # the bank's vector dimension after a retain (None: unchanged)
 
 
 @dataclass(frozen=True)
@@ -70,6 +91,8 @@ class BankHead:
     bank_id: int
     last_seq: int
     config: dict[str, Any]
+    embedder: str | None = None  # the recorded embedder space, None until the first vector
+    dim: int = 0
 
 
 @dataclass(frozen=True)
@@ -90,6 +113,15 @@ class Changes:
 class Snapshot:
     seq: int
     data: bytes
+
+
+@dataclass(frozen=True)
+class ReembedState:
+    """An unfinished re-encoding of a bank into ``space``: every live memory with an ordinal
+    up to ``done_through`` has a staged vector of that space."""
+
+    space: Space
+    done_through: int
 
 
 class Store(Protocol):
@@ -115,6 +147,7 @@ class Store(Protocol):
         items: Sequence[NewMemory],
         config_tags: Callable[[Mapping[str, Any]], list[str]] | None = None,
         imported: bool = False,
+        space: Space | None = None,
     ) -> WriteResult: ...
 
     def forget(self, memory_id: str, bank: str | None) -> WriteResult | None: ...
@@ -148,3 +181,20 @@ class Store(Protocol):
     def load_snapshot(self, bank_id: int, shell: str) -> Snapshot | None: ...
 
     def save_snapshot(self, bank_id: int, seq: int, data: bytes, shell: str) -> bool: ...
+
+    # -- re-encoding (Memory.reembed) --------------------------------------------------------
+    def reembed_state(self, bank: str) -> ReembedState | None: ...
+
+    def start_reembed(self, bank: str, space: Space) -> tuple[int, ReembedState]: ...
+
+    def reembed_page(
+        self, bank_id: int, after: int, limit: int
+    ) -> list[tuple[int, str, str | None]]: ...
+
+    def stage_vectors(
+        self, bank_id: int, space: Space, vectors: Sequence[tuple[int, bytes | None]], through: int
+    ) -> bool: ...
+
+    def finish_reembed(self, bank_id: int, space: Space) -> int | None: ...
+
+    def count_rows(self, bank_id: int, after: int = 0) -> int: ...

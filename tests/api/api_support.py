@@ -14,6 +14,7 @@ except ImportError:  # running from a checkout without an install
 
 from memwire._backend import load_kernel  # noqa: E402
 from memwire.errors import BackendError  # noqa: E402
+from memwire.records import Hit  # noqa: E402
 
 
 def _available() -> list[str]:
@@ -39,3 +40,10 @@ def child_env() -> dict[str, str]:
         p for p in (str(PYTHON_DIR), env.get("PYTHONPATH", "")) if p
     )
     return env
+
+
+def lexical(hits: list[Hit]) -> list[Hit]:
+    """The hits a word of the query matched (BM25 or overlap). With the dense stream on
+    (the default) recall also returns the nearest memories by meaning, so "no memory mentions
+    this" is asserted on these."""
+    return [h for h in hits if h.bm25_rank or h.overlap_rank]

@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from api_support import BACKENDS, child_env
+from api_support import BACKENDS, child_env, lexical
 from memwire import Memory
 from memwire import memory as memory_module
 
@@ -81,7 +81,7 @@ def test_sigkill_mid_stream_loses_nothing_acknowledged(
             assert record.content == f"{word} memory {number} marker q{number}z"
             hits = m.recall(f"q{number}z", bank="crash", limit=1)
             assert [h.id for h in hits] == [mid], number
-        assert m.recall("short lived", bank="crash") == []
+        assert lexical(m.recall("short lived", bank="crash")) == []
     # and the index the next opener builds (from whatever snapshot the crash left) matches a
     # rebuild from the rows alone
     assert _recall_everything(db_path, backend) == _recall_everything(
@@ -192,14 +192,14 @@ def test_snapshot_at_close_then_replay_after_an_unclean_exit(db_path: Path, back
     m = Memory(db_path, backend=backend)
     more = m.retain_many([f"memory {i} beta" for i in range(50, 80)])
     assert m.forget(ids[3]) and m.forget(ids[7])
-    assert len(m.recall("alpha", limit=100)) == 48
+    assert len(lexical(m.recall("alpha", limit=100))) == 48
     _abandon(m)  # killed: the snapshot on disk predates the beta memories and the forgets
     assert _snapshot_seq(db_path) == seq
 
     with Memory(db_path, backend=backend) as m:
-        alpha = {h.id for h in m.recall("alpha", limit=100)}
+        alpha = {h.id for h in lexical(m.recall("alpha", limit=100))}
         assert alpha == set(ids) - {ids[3], ids[7]}
-        assert {h.id for h in m.recall("beta", limit=100)} == set(more)
+        assert {h.id for h in lexical(m.recall("beta", limit=100))} == set(more)
     assert _recall_everything(db_path, backend) == _recall_everything(
         db_path, backend, drop_snapshots=True
     )
@@ -237,7 +237,7 @@ def test_background_snapshots_and_pruned_removals(
             assert conn.execute("SELECT COUNT(*) FROM removals").fetchone()[0] == 0
         # the reader lags behind the pruned log: it must reload, not miss the forgets
         assert [h.id for h in reader.recall("alpha", limit=100)] == [first]
-        assert [h.id for h in reader.recall("doomed", limit=100)] == []
+        assert lexical(reader.recall("doomed", limit=100)) == []
     finally:
         reader.close()
 

@@ -13,12 +13,13 @@ import struct
 import threading
 from collections.abc import Sequence
 from importlib import resources
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
-from memwire._backend import get_kernel, load_kernel
-from memwire.errors import MemwireError
+from memwire._backend import backend_info, get_kernel, load_kernel
+from memwire.errors import BackendError, MemwireError
 
 __all__ = ["MODEL_ID", "StaticEmbedder", "default_embedder"]
 
@@ -65,6 +66,10 @@ def _table(safetensors: bytes) -> tuple[bytes, int, int]:
     return safetensors[base + start : base + end], rows, dim
 
 
+class _KernelEmbedder(Protocol):
+    def sums(self, texts: Sequence[str]) -> list[bytes | None]: ...
+
+
 class StaticEmbedder:
     """Sentence vector = direction of the sum of the int8 rows of the text's WordPiece tokens."""
 
@@ -74,7 +79,14 @@ class StaticEmbedder:
         if rows != len(vocab):
             raise ModelFileError("bundled model and vocabulary disagree")
         kernel = get_kernel() if backend is None else load_kernel(backend)
-        self._kernel_embedder = kernel.StaticEmbedder(vocab, table, dim)
+        runtime = getattr(kernel, "StaticEmbedder", None)
+        if runtime is None:
+            name = backend or backend_info().name
+            raise BackendError(
+                f"the {name} kernel has no StaticEmbedder (an older build of memwire._native?); "
+                "rebuild it, use backend='python', or set the bank's config 'embedder' to 'none'"
+            )
+        self._kernel_embedder: _KernelEmbedder = runtime(vocab, table, dim)
         self._dim = dim
 
     @property
@@ -85,7 +97,7 @@ class StaticEmbedder:
     def dim(self) -> int:
         return self._dim
 
-    def embed(self, texts: Sequence[str]) -> list[np.ndarray | None]:
+    def embed(self, texts: Sequence[str]) -> list[npt.NDArray[np.int32] | None]:
         """Integer row sums (exact), one per text; None for a text with no known token."""
         sums = self._kernel_embedder.sums(list(texts))
         return [None if s is None else np.frombuffer(s, dtype="<i4") for s in sums]

@@ -1,0 +1,131 @@
+"""Indicative cost of the dense stream at the Memory API: retain throughput with the default
+(static) embedder, recall latency with vectors on, and resident memory of a loaded bank.
+
+    python benchmarks/dense_speed.py --n 10000 100000 [--backend python|rust] [--dir DIR]
+
+One run, wall clock (indicative, not a benchmark suite). For each N: ``retain_many`` of N
+memories (the corpus of corpus_cache.py when cached, else synthetic text) into a fresh file,
+timed end to end (validation, embedding, quantising, SQLite, index), then the first recall
+(builds the index from rows) and ``close()`` (writes the snapshot). For the largest N, a fresh
+process measures: RSS after importing memwire and loading the bundled embedder (idle), RSS
+after opening the store and loading the bank from its snapshot, and recall p50/p95 over the
+corpus queries with the default fusion weights (vectors on) and with the dense weight at 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "python"))
+
+from memwire import Memory  # noqa: E402
+
+
+def corpus(n: int) -> tuple[list[str], list[str]]:
+    try:
+        import corpus_cache
+
+        if (corpus_cache.cache_dir(n) / "meta.json").exists():
+            c = corpus_cache.load_corpus(n)
+            return c.texts, [q.text for q in c.queries]
+    except Exception:
+        pass
+    rng = random.Random(7)
+    words = [f"w{i}" for i in range(20_000)]
+    texts = [" ".join(rng.choices(words, k=rng.randint(8, 40))) for _ in range(n)]
+    return texts, [" ".join(rng.choices(words, k=4)) for _ in range(500)]
+
+
+PROBE = r"""
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[3])
+def rss():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+from memwire import Memory
+from memwire.embed.static import default_embedder
+path, backend, queries = sys.argv[1], sys.argv[2] or None, json.loads(sys.stdin.read())
+out = {"rss_import_mib": rss()}
+m = Memory(path, backend=backend)
+default_embedder(m.backend).embed(["warm up"])
+out["rss_idle_embedder_mib"] = rss()
+t = time.perf_counter()
+m.recall(queries[0])
+out["open_first_recall_ms"] = (time.perf_counter() - t) * 1e3
+out["rss_loaded_mib"] = rss()
+def lat(weights):
+    m.set_config("default", {"fusion_weights": weights})
+    for q in queries[:20]:
+        m.recall(q)
+    xs = []
+    for q in queries:
+        t = time.perf_counter(); m.recall(q); xs.append((time.perf_counter() - t) * 1e3)
+    xs.sort()
+    return xs[len(xs) // 2], xs[int(len(xs) * 0.95)]
+out["recall_ms_vectors_on"] = lat([1.0, 0.5, 0.3])
+out["recall_ms_dense_off"] = lat([1.0, 0.5, 0.0])
+m.set_config("default", {"fusion_weights": None})
+out["rss_after_recalls_mib"] = rss()
+out["maxrss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+m._closed = True  # leave without writing a snapshot
+print(json.dumps(out))
+"""
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--n", type=int, nargs="+", default=[10_000, 100_000])
+    ap.add_argument("--backend", default=None)
+    ap.add_argument("--dir", default=None)
+    ap.add_argument("--queries", type=int, default=500)
+    args = ap.parse_args()
+    workdir = Path(args.dir or tempfile.mkdtemp(prefix="memwire-dense-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    path = workdir / "memory.db"
+    queries: list[str] = []
+    for n in args.n:
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(path) + suffix).unlink(missing_ok=True)
+        texts, queries = corpus(n)
+        m = Memory(path, backend=args.backend)
+        m.recall("warm up the embedder")  # loads the bundled table: not part of the throughput
+        start = time.perf_counter()
+        m.retain_many(texts)
+        elapsed = time.perf_counter() - start
+        print(
+            f"backend={m.backend} N={n}: retain_many {elapsed:.2f} s = {n / elapsed:,.0f} "
+            "memories/s (embedding included)",
+            flush=True,
+        )
+        start = time.perf_counter()
+        m.recall(queries[0])
+        print(f"  first recall (index from rows): {time.perf_counter() - start:.2f} s")
+        start = time.perf_counter()
+        m.close()
+        print(f"  close (snapshot): {time.perf_counter() - start:.2f} s")
+    probe = subprocess.run(
+        [sys.executable, "-c", PROBE, str(path), args.backend or "", str(HERE.parent / "python")],
+        input=json.dumps(queries[: args.queries]),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result = json.loads(probe.stdout)
+    print(f"fresh process on N={args.n[-1]}:")
+    for key, value in result.items():
+        print(f"  {key}: {value if not isinstance(value, float) else round(value, 2)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
