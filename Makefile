@@ -35,8 +35,8 @@ test-python:
 
 lint:
 	$(PYTHON) -m pip install -q "ruff>=0.5" "mypy>=1.10"
-	$(PYTHON) -m ruff check python tests native asv_bench scripts
-	$(PYTHON) -m ruff format --check python tests native asv_bench scripts
+	$(PYTHON) -m ruff check python tests native asv_bench scripts benchmarks
+	$(PYTHON) -m ruff format --check python tests native asv_bench scripts benchmarks
 	$(PYTHON) -m mypy
 	cd rust && $(CARGO) fmt --all --check
 	cd rust && $(CARGO) clippy --locked --all-targets -- -D warnings
@@ -48,7 +48,7 @@ golden:
 	$(PYTHON) tests/golden/generate.py
 
 bench:
-	cd asv_bench && asv run --python=same --quick --show-stderr
+	cd asv_bench && asv machine --yes >/dev/null && asv run --python=same --quick --show-stderr
 
 pure-wheel:
 	$(PYTHON) scripts/build_pure_wheel.py

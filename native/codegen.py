@@ -17,8 +17,9 @@ from __future__ import annotations
 import argparse
 import gzip
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 UCD = ROOT / "native" / "ucd"
@@ -183,8 +184,14 @@ def build_tables(ucd: Ucd, constants: dict) -> tuple[list[tuple[int, int, int]],
 
 # BERT's "Chinese character" blocks (isolated as words by the BERT pre-tokenizer).
 BERT_CJK = (
-    (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
-    (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F),
+    (0x4E00, 0x9FFF),
+    (0x3400, 0x4DBF),
+    (0x20000, 0x2A6DF),
+    (0x2A700, 0x2B73F),
+    (0x2B740, 0x2B81F),
+    (0x2B820, 0x2CEAF),
+    (0xF900, 0xFAFF),
+    (0x2F800, 0x2FA1F),
 )
 EMB_SPACE, EMB_DROP, EMB_PUNCT, EMB_CJK = 1, 2, 3, 4
 
@@ -198,7 +205,9 @@ def build_embed_tables(ucd: Ucd) -> tuple[list[tuple[int, int, int]], dict[int, 
             return EMB_SPACE
         if cp in (0, 0xFFFD) or cat in ("Cc", "Cf"):
             return EMB_DROP
-        if (33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126) or cat[0] == "P":
+        if (33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126) or cat[
+            0
+        ] == "P":
             return EMB_PUNCT
         if any(lo <= cp <= hi for lo, hi in BERT_CJK):
             return EMB_CJK
@@ -217,9 +226,7 @@ def build_embed_tables(ucd: Ucd) -> tuple[list[tuple[int, int, int]], dict[int, 
                 ranges.append((cp, cp, c))
         # Uncased BERT: lowercase, then decompose (NFD) and drop the non-spacing marks.
         lower = ucd.lowercase.get(cp, cp)
-        out = "".join(
-            chr(x) for x in ucd.full_decomposition(lower) if ucd.category.get(x) != "Mn"
-        )
+        out = "".join(chr(x) for x in ucd.full_decomposition(lower) if ucd.category.get(x) != "Mn")
         if out != chr(cp):
             fold[cp] = out
     return ranges, fold
@@ -232,7 +239,7 @@ def _py_str(s: str) -> str:
     out = []
     for ch in s:
         cp = ord(ch)
-        if 0x20 <= cp < 0x7F and ch not in "\\\"":
+        if 0x20 <= cp < 0x7F and ch not in '\\"':
             out.append(ch)
         elif cp <= 0xFFFF:
             out.append(f"\\u{cp:04x}")
@@ -245,7 +252,7 @@ def _rs_str(s: str) -> str:
     out = []
     for ch in s:
         cp = ord(ch)
-        if 0x20 <= cp < 0x7F and ch not in "\\\"":
+        if 0x20 <= cp < 0x7F and ch not in '\\"':
             out.append(ch)
         else:
             out.append(f"\\u{{{cp:x}}}")
@@ -369,13 +376,13 @@ def render_rust(
         "pub const CLASS_CJK: u8 = 2;",
         "pub const CLASS_JOIN: u8 = 3;",
         "",
-        "/// (first, last, class), inclusive, sorted, non-overlapping; absent code points are separators.",
+        "/// (first, last, class), inclusive, sorted, disjoint; absent code points are separators.",
         "#[rustfmt::skip]",
         "pub static CLASS_RANGES: &[(u32, u32, u8)] = &[",
         *[f"    (0x{lo:04X}, 0x{hi:04X}, {cls})," for lo, hi, cls in ranges],
         "];",
         "",
-        "/// Static embedder pre-processing: 1 whitespace, 2 dropped, 3 punctuation, 4 CJK ideograph.",
+        "/// Static embedder classes: 1 whitespace, 2 dropped, 3 punctuation, 4 CJK ideograph.",
         "#[rustfmt::skip]",
         "pub static EMBED_CLASS_RANGES: &[(u32, u32, u8)] = &[",
         *[f"    (0x{lo:04X}, 0x{hi:04X}, {cls})," for lo, hi, cls in emb_ranges],
@@ -383,13 +390,13 @@ def render_rust(
         f"pub const EMBED_MAX_WORD_CHARS: usize = {c['embed']['max_word_chars']};",
         f"pub const EMBED_SUBWORD_PREFIX: &str = {_rs_str(c['embed']['subword_prefix'])};",
         f"pub const EMBED_UNK: &str = {_rs_str(c['embed']['unk'])};",
-        "/// Code point -> lowercased, decomposed, non-spacing marks removed; sorted; absent: unchanged.",
+        "/// Code point -> lowercased, decomposed, marks (Mn) removed; sorted; absent: unchanged.",
         "#[rustfmt::skip]",
         "pub static EMBED_FOLD: &[(u32, &str)] = &[",
         *[f"    (0x{cp:04X}, {_rs_str(t)})," for cp, t in sorted(emb_fold.items())],
         "];",
         "",
-        "/// Code point -> folded form, sorted by code point; code points that fold to themselves are absent.",
+        "/// Code point -> folded form, sorted; code points that fold to themselves are absent.",
         "#[rustfmt::skip]",
         "pub static FOLD: &[(u32, &str)] = &[",
         *[f"    (0x{cp:04X}, {_rs_str(s)})," for cp, s in sorted(fold.items())],

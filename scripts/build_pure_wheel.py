@@ -13,9 +13,10 @@ from __future__ import annotations
 import argparse
 import base64
 import hashlib
-import tomllib
 import zipfile
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "python"
@@ -57,9 +58,9 @@ def build(out: Path) -> Path:
         files[rel] = path.read_bytes()
     files[f"{dist_info}/METADATA"] = metadata(project).encode()
     files[f"{dist_info}/WHEEL"] = (
-        "Wheel-Version: 1.0\nGenerator: memwire build_pure_wheel\nRoot-Is-Purelib: true\n"
-        "Tag: py3-none-any\n"
-    ).encode()
+        b"Wheel-Version: 1.0\nGenerator: memwire build_pure_wheel\nRoot-Is-Purelib: true\n"
+        b"Tag: py3-none-any\n"
+    )
     scripts = project.get("scripts", {})
     if scripts:
         entry = "[console_scripts]\n" + "".join(f"{k} = {v}\n" for k, v in scripts.items())

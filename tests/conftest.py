@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 import memwire
+import pytest
 from memwire._backend import load_kernel
 from memwire._kernel import Kernel
 from memwire.errors import BackendError

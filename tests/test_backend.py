@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from memwire._backend import load_kernel
 from memwire.errors import BackendError
 
@@ -24,7 +23,9 @@ def run_info(value: str | None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "MEMWIRE_BACKEND"}
     if value is not None:
         env["MEMWIRE_BACKEND"] = value
-    code = "import memwire; i = memwire.backend_info(); print(i.name, i.requested, i.reason, sep='|')"
+    code = (
+        "import memwire; i = memwire.backend_info(); print(i.name, i.requested, i.reason, sep='|')"
+    )
     return subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
     )
@@ -64,7 +65,7 @@ def test_stale_extension_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(BackendError, match="kernel contract -1"):
         _backend.load_kernel("rust")
     fake.CONTRACT_VERSION = _backend.load_kernel("python").CONTRACT_VERSION  # type: ignore[attr-defined]
-    with pytest.raises(BackendError, match="the Rust extension is version 0.0.0"):
+    with pytest.raises(BackendError, match=r"the Rust extension is version 0\.0\.0"):
         _backend.load_kernel("rust")
 
 

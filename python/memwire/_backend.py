@@ -95,9 +95,7 @@ def _choose() -> tuple[Kernel, BackendInfo]:
 
     requested = os.environ.get("MEMWIRE_BACKEND", "").strip().lower() or "auto"
     if requested not in CHOICES:
-        raise BackendError(
-            f"MEMWIRE_BACKEND={requested!r} is not one of {', '.join(CHOICES)}"
-        )
+        raise BackendError(f"MEMWIRE_BACKEND={requested!r} is not one of {', '.join(CHOICES)}")
 
     def info(name: str, reason: str) -> BackendInfo:
         return BackendInfo(name, requested, reason, __version__, _generated.CONTRACT_VERSION)

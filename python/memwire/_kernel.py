@@ -1,4 +1,4 @@
-"""The kernel contract: what both backends (Rust ``memwire._native``, pure ``memwire._pure``) provide.
+"""The kernel contract: what both backends (``memwire._native``, ``memwire._pure``) provide.
 
 docs/parity.md specifies the behaviour; this module states the Python shape of it so that the
 rest of the package, and mypy, depend on the contract rather than on either implementation.
@@ -99,8 +99,6 @@ class Kernel(Protocol):
 
     def tokenize(self, text: str) -> list[str]: ...
 
-    def rrf(
-        self, streams: Sequence[Sequence[int]], weights: Sequence[float]
-    ) -> list[Scored]: ...
+    def rrf(self, streams: Sequence[Sequence[int]], weights: Sequence[float]) -> list[Scored]: ...
 
     def trim_to_budget(self, texts: Sequence[str], budget_tokens: int) -> list[tuple[int, str]]: ...

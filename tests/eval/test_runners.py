@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
-from memwire.eval import evaluate_bank, evaluate_beir, evaluate_locomo, evaluate_longmemeval
 from memwire.errors import InvalidInputError
+from memwire.eval import evaluate_bank, evaluate_beir, evaluate_locomo, evaluate_longmemeval
 from memwire.memory import Memory
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "bench" / "data"
@@ -22,14 +21,25 @@ def locomo_fixture(tmp_path: Path) -> Path:
         "session_1": [
             {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a greyhound named Pixel."},
             {"speaker": "Bob", "dia_id": "D1:2", "text": "Nice! I am learning the cello."},
-            {"speaker": "Ann", "dia_id": "D1:3", "text": "Look at this", "blip_caption": "a red kayak"},
+            {
+                "speaker": "Ann",
+                "dia_id": "D1:3",
+                "text": "Look at this",
+                "blip_caption": "a red kayak",
+            },
         ],
         "session_2_date_time": "9:00 am on 1 June, 2023",
-        "session_2": [{"speaker": "Bob", "dia_id": "D2:1", "text": "My cello teacher moved to Oslo."}],
+        "session_2": [
+            {"speaker": "Bob", "dia_id": "D2:1", "text": "My cello teacher moved to Oslo."}
+        ],
     }
     qa = [
         {"question": "What is the name of Ann's greyhound?", "evidence": ["D1:1"], "category": 4},
-        {"question": "Where did the cello teacher move?", "evidence": ["D2:1; D1:2"], "category": 1},
+        {
+            "question": "Where did the cello teacher move?",
+            "evidence": ["D2:1; D1:2"],
+            "category": 1,
+        },
         {"question": "What colour is the kayak?", "evidence": ["D1:3"], "category": 3},
         {"question": "Unanswerable?", "evidence": [], "category": 5},
     ]
@@ -76,7 +86,11 @@ def test_longmemeval(tmp_path: Path) -> None:
         "haystack_sessions": [
             [{"role": "user", "content": "Plan a trip to Rome"}],
             [
-                {"role": "user", "content": "I graduated with a degree in Business Administration", "has_answer": True},
+                {
+                    "role": "user",
+                    "content": "I graduated with a degree in Business Administration",
+                    "has_answer": True,
+                },
                 {"role": "assistant", "content": "Congratulations!"},
             ],
         ],
@@ -96,7 +110,9 @@ def test_bank(tmp_path: Path) -> None:
         target = memory.retain("the deploy key rotates on fridays", bank="ops")
         memory.retain("lunch is at noon", bank="ops")
     queries = tmp_path / "q.jsonl"
-    queries.write_text(json.dumps({"query": "when does the deploy key rotate", "relevant": [target]}))
+    queries.write_text(
+        json.dumps({"query": "when does the deploy key rotate", "relevant": [target]})
+    )
     report = evaluate_bank(queries, bank="ops", db=db, show_progress=False)
     assert report.rules["labelled"].metrics["all"]["recall_any@1"] == 1.0
     queries.write_text('{"query": 1}\n')
@@ -104,7 +120,9 @@ def test_bank(tmp_path: Path) -> None:
         evaluate_bank(queries, bank="ops", db=db, show_progress=False)
 
 
-@pytest.mark.skipif(not (SHARED / "locomo_dev.json").exists(), reason="shared LoCoMo dev data absent")
+@pytest.mark.skipif(
+    not (SHARED / "locomo_dev.json").exists(), reason="shared LoCoMo dev data absent"
+)
 def test_locomo_dev_quality_floor() -> None:
     """A regression floor, not the target: the documented figure lives in docs/BENCHMARKS.md."""
     report = evaluate_locomo(SHARED / "locomo_dev.json", show_progress=False)

@@ -101,7 +101,9 @@ def random_vector(rng: random.Random, dim: int) -> bytes:
             return quantize(vec)
 
 
-def search_case(name: str, seed: int, n_docs: int, vocab: list[str] | None, dim: int) -> dict[str, Any]:
+def search_case(
+    name: str, seed: int, n_docs: int, vocab: list[str] | None, dim: int
+) -> dict[str, Any]:
     rng = random.Random(seed)
     index = kernel.BankIndex(dim)
     docs = []
@@ -154,20 +156,63 @@ def build() -> dict[str, list[dict[str, Any]]]:
     for _ in range(30):
         streams = [rng.sample(range(40), rng.randint(0, 25)) for _ in range(rng.randint(1, 3))]
         weights = [rng.choice([0.0, 0.5, 1.0, 1.7, 3.0]) for _ in streams]
-        rrf.append({"streams": streams, "weights": weights, "fused": _scored(kernel.rrf(streams, weights))})
+        rrf.append(
+            {"streams": streams, "weights": weights, "fused": _scored(kernel.rrf(streams, weights))}
+        )
 
     budget = []
     for _ in range(30):
         texts = [random_text(rng, None, rng.randint(0, 8)) for _ in range(rng.randint(1, 6))]
         n = rng.choice([1, 2, 3, 5, 8, 20, 100])
-        budget.append({"texts": texts, "budget": n, "kept": [list(r) for r in kernel.trim_to_budget(texts, n)]})
+        budget.append(
+            {
+                "texts": texts,
+                "budget": n,
+                "kept": [list(r) for r in kernel.trim_to_budget(texts, n)],
+            }
+        )
 
     tiny = ["alpha", "beta", "gamma", "delta"]
-    words = ["memory", "agent", "rust", "python", "src/main.rs", "E0502", "port", "8080", "bank",
-             "recall", "retain", "東京都", "Straße", "café", "v1.2.3", "snake_case", "the", "is"]
-    inflected = ["running", "runs", "runner", "ran", "organization", "organized", "organ",
-                 "connect", "connected", "connection", "memories", "memory", "agents", "agent",
-                 "generously", "generous", "Caroline's", "caroline"]
+    words = [
+        "memory",
+        "agent",
+        "rust",
+        "python",
+        "src/main.rs",
+        "E0502",
+        "port",
+        "8080",
+        "bank",
+        "recall",
+        "retain",
+        "東京都",
+        "Straße",
+        "café",
+        "v1.2.3",
+        "snake_case",
+        "the",
+        "is",
+    ]
+    inflected = [
+        "running",
+        "runs",
+        "runner",
+        "ran",
+        "organization",
+        "organized",
+        "organ",
+        "connect",
+        "connected",
+        "connection",
+        "memories",
+        "memory",
+        "agents",
+        "agent",
+        "generously",
+        "generous",
+        "Caroline's",
+        "caroline",
+    ]
     search = [
         search_case("tiny-vocab-ties", 1, 60, tiny, 0),
         search_case("identifiers", 2, 200, words, 0),

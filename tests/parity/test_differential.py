@@ -8,7 +8,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-
 from memwire._kernel import Kernel
 from memwire._vectors import quantize
 from memwire.errors import MemwireError
@@ -16,9 +15,7 @@ from memwire.errors import MemwireError
 # Tiny vocabularies force ties; arbitrary text exercises the tokenizer tables.
 WORDS = ["alpha", "beta", "gamma", "src/main.rs", "E0502", "東京都", "café", "Straße", "v1.2.3"]
 word_text = st.lists(st.sampled_from(WORDS), max_size=10).map(" ".join)
-any_text = st.text(
-    alphabet=st.characters(exclude_categories=("Cs",)), max_size=60
-)
+any_text = st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=60)
 texts = st.one_of(word_text, any_text)
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -54,7 +51,9 @@ def test_search_agrees(
     vectors: list[bytes | None] = []
     for _ in docs:
         if dim:
-            comps = data.draw(st.lists(st.sampled_from([-1.0, 0.0, 1.0, 2.0]), min_size=3, max_size=3))
+            comps = data.draw(
+                st.lists(st.sampled_from([-1.0, 0.0, 1.0, 2.0]), min_size=3, max_size=3)
+            )
             vectors.append(quantize(comps) if any(comps) else None)
         else:
             vectors.append(None)
@@ -77,13 +76,19 @@ def test_search_agrees(
 
 @SETTINGS
 @given(
-    streams=st.lists(st.lists(st.integers(0, 30), max_size=20, unique=True), min_size=1, max_size=3),
+    streams=st.lists(
+        st.lists(st.integers(0, 30), max_size=20, unique=True), min_size=1, max_size=3
+    ),
     data=st.data(),
 )
-def test_rrf_agrees(both_kernels: tuple[Kernel, Kernel], streams: list[list[int]], data: st.DataObject) -> None:
+def test_rrf_agrees(
+    both_kernels: tuple[Kernel, Kernel], streams: list[list[int]], data: st.DataObject
+) -> None:
     rust, py = both_kernels
     weights = data.draw(
-        st.lists(st.sampled_from([0.0, 0.25, 1.0, 1.5]), min_size=len(streams), max_size=len(streams))
+        st.lists(
+            st.sampled_from([0.0, 0.25, 1.0, 1.5]), min_size=len(streams), max_size=len(streams)
+        )
     )
     assert hexed(rust.rrf(streams, weights)) == hexed(py.rrf(streams, weights))
 

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from memwire._kernel import Kernel
 from memwire.errors import InvalidInputError
 
@@ -47,7 +46,13 @@ def test_wordpiece_behaviour(kernel: Kernel) -> None:
     embedder = make(kernel)
     vocab = bundled()[0]
     assert [vocab[i] for i in embedder.token_ids("Hello, World! unaffable")] == [
-        "hello", ",", "world", "!", "una", "##ffa", "##ble",
+        "hello",
+        ",",
+        "world",
+        "!",
+        "una",
+        "##ffa",
+        "##ble",
     ]
     assert [vocab[i] for i in embedder.token_ids("Café naïve")] == ["cafe", "naive"]
     assert embedder.token_ids("zz" * 60) == []  # longer than 100 characters: unknown

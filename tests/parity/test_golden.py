@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from memwire._kernel import Kernel
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"

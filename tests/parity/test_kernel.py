@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from memwire._kernel import Kernel
 from memwire._pure._generated import TRUNCATION_MARKER
 from memwire._vectors import quantize
@@ -126,7 +125,9 @@ def test_allow_filters_without_changing_scores(kernel: Kernel) -> None:
     index.add_many([0, 1, 2], ["cat", "cat cat", "dog cat"])
     full = dict(index.search_bm25("cat", 10))
     filtered = index.search_bm25("cat", 10, allow=[0, 2, 99])
-    assert [o for o, _ in filtered] == [o for o in sorted(full, key=lambda o: (-full[o], o)) if o != 1]
+    assert [o for o, _ in filtered] == [
+        o for o in sorted(full, key=lambda o: (-full[o], o)) if o != 1
+    ]
     assert all(full[o] == s for o, s in filtered)
 
 

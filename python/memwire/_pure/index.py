@@ -129,7 +129,7 @@ class BankIndex:
                 raise InvalidInputError(f"ordinal {o} is already indexed")
             seen.add(o)
         decoded = [self._vector(v) for v in vectors] if vectors is not None else None
-        for i, (o, text) in enumerate(zip(ordinals, texts)):
+        for i, (o, text) in enumerate(zip(ordinals, texts, strict=True)):
             self._add_one(o, text)
             vec = decoded[i] if decoded is not None else None
             if vec is not None and self._dense is not None:
@@ -318,4 +318,4 @@ def _overlap_top(
     if len(ords) == 0:
         return []
     order = np.lexsort((ords, -(scores + 0.0), -counts))[:k]
-    return [(int(o), float(c)) for o, c in zip(ords[order], counts[order])]
+    return [(int(o), float(c)) for o, c in zip(ords[order], counts[order], strict=True)]

@@ -26,14 +26,14 @@ def top_k(
         keep = scores >= kth
         ordinals, scores = ordinals[keep], scores[keep]
     order = np.lexsort((ordinals, -scores))[:k]
-    return [(int(o), float(s)) for o, s in zip(ordinals[order], scores[order])]
+    return [(int(o), float(s)) for o, s in zip(ordinals[order], scores[order], strict=True)]
 
 
 def rrf(streams: Sequence[Sequence[int]], weights: Sequence[float]) -> list[tuple[int, float]]:
     """Weighted reciprocal rank fusion of ranked ordinal lists (streams in declared order)."""
     ws = _checks.weights(weights, len(streams))
     fused: dict[int, float] = {}
-    for stream, w in zip(streams, ws):
+    for stream, w in zip(streams, ws, strict=True):
         if w == 0.0:
             continue
         for rank, ordinal in enumerate(stream, 1):

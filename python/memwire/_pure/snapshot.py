@@ -112,7 +112,7 @@ def _build(doc: dict[str, Any]) -> BankIndex:
     tfs = _field(doc, "tfs", list)
     if not (len(terms) == len(postings) == len(tfs)):
         raise SnapshotError("corrupt snapshot: postings")
-    for term, raw_docs, raw_tfs in zip(terms, postings, tfs):
+    for term, raw_docs, raw_tfs in zip(terms, postings, tfs, strict=True):
         if not isinstance(term, str) or not isinstance(raw_docs, bytes):
             raise SnapshotError("corrupt snapshot: postings")
         p = Postings()
@@ -133,6 +133,6 @@ def _build(doc: dict[str, Any]) -> BankIndex:
             raise SnapshotError("corrupt snapshot: vectors")
         mat = np.frombuffer(raw_vectors, dtype="<i2").astype(np.int16).reshape(-1, dim)
         index._dense = DenseStore(dim)
-        for o, row in zip(vec_docs, mat):
+        for o, row in zip(vec_docs, mat, strict=True):
             index._dense.vectors[o] = row
     return index

@@ -34,9 +34,13 @@ def _class(cls: int) -> str:
     )
 
 
-_DROP_TABLE = {cp: None for lo, hi, c in EMBED_CLASS_RANGES if c == _DROP for cp in range(lo, hi + 1)}
+_DROP_TABLE = {
+    cp: None for lo, hi, c in EMBED_CLASS_RANGES if c == _DROP for cp in range(lo, hi + 1)
+}
 # A word is a run of ordinary characters; punctuation and CJK ideographs are words on their own.
-_WORDS = re.compile(f"[{_class(_PUNCT)}{_class(_CJK)}]|[^{_class(_SPACE)}{_class(_PUNCT)}{_class(_CJK)}]+")
+_WORDS = re.compile(
+    f"[{_class(_PUNCT)}{_class(_CJK)}]|[^{_class(_SPACE)}{_class(_PUNCT)}{_class(_CJK)}]+"
+)
 _FOLD = dict(EMBED_FOLD)
 _CACHE_MAX = 200_000
 
@@ -64,7 +68,9 @@ class StaticEmbedder:
             while start < n:
                 end, found = n, None
                 while start < end:
-                    piece = word[start:end] if start == 0 else EMBED_SUBWORD_PREFIX + word[start:end]
+                    piece = (
+                        word[start:end] if start == 0 else EMBED_SUBWORD_PREFIX + word[start:end]
+                    )
                     found = self._ids.get(piece)
                     if found is not None:
                         break

@@ -15,7 +15,9 @@ from memwire.records import Hit
 T = TypeVar("T")
 
 
-def progress(items: Iterable[T], total: int, label: str, enabled: bool | None = None) -> Iterator[T]:
+def progress(
+    items: Iterable[T], total: int, label: str, enabled: bool | None = None
+) -> Iterator[T]:
     """Yield ``items``, drawing a progress line on stderr when it is a terminal."""
     show = sys.stderr.isatty() if enabled is None else enabled
     step = max(1, total // 200)

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from memwire.errors import InvalidInputError
 from memwire.eval._common import progress, timed_recall, version
 from memwire.eval.metrics import QueryResult, summarize
 from memwire.eval.report import Latency, Report, file_sha256
-from memwire.errors import InvalidInputError
 from memwire.memory import Memory
 
 __all__ = ["evaluate_bank"]
@@ -63,7 +63,9 @@ def evaluate_bank(
             hits = timed_recall(memory, latency, str(row["query"]), bank=bank, limit=max(KS))
             gold = {str(x): 1 for x in row["relevant"]}  # type: ignore[attr-defined]
             results.append(
-                QueryResult(ranked=[h.id for h in hits], gold=gold, group=str(row.get("group", "all")))
+                QueryResult(
+                    ranked=[h.id for h in hits], gold=gold, group=str(row.get("group", "all"))
+                )
             )
         backend_used = memory.backend
     return Report(

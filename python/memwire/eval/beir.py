@@ -10,12 +10,12 @@ import csv
 import json
 from pathlib import Path
 
+from memwire.config import MAX_RECALL_TOKENS
+from memwire.errors import InvalidInputError
 from memwire.eval._common import progress, timed_recall, timed_retain, version
 from memwire.eval.metrics import QueryResult, recall_fraction
 from memwire.eval.report import Latency, Report, file_sha256
-from memwire.config import MAX_RECALL_TOKENS
 from memwire.memory import Memory
-from memwire.errors import InvalidInputError
 
 __all__ = ["evaluate_beir"]
 
@@ -54,13 +54,18 @@ def evaluate_beir(
     results: list[QueryResult] = []
     with Memory(":memory:", backend=backend) as memory:
         items = [
-            {"content": f"{d.get('title') or ''}\n{d['text']}".strip(), "document_id": str(d["_id"])}
+            {
+                "content": f"{d.get('title') or ''}\n{d['text']}".strip(),
+                "document_id": str(d["_id"]),
+            }
             for d in corpus
         ]
         ids = timed_retain(memory, latency, items, "beir")
-        key_of = {memory_id: str(d["_id"]) for memory_id, d in zip(ids, corpus)}
+        key_of = {memory_id: str(d["_id"]) for memory_id, d in zip(ids, corpus, strict=True)}
         for qid in progress(list(qrels), len(qrels), "beir", show_progress):
-            hits = timed_recall(memory, latency, queries[qid], bank="beir", limit=100, budget=MAX_RECALL_TOKENS)
+            hits = timed_recall(
+                memory, latency, queries[qid], bank="beir", limit=100, budget=MAX_RECALL_TOKENS
+            )
             ranked = [key_of[h.id] for h in hits]
             results.append(QueryResult(ranked=ranked, gold=qrels[qid]))
         backend_used = memory.backend

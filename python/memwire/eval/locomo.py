@@ -43,9 +43,7 @@ def turn_text(turn: dict[str, Any]) -> str:
 
 
 def _turns(conversation: dict[str, Any]) -> list[tuple[str, str, datetime]]:
-    sessions = sorted(
-        (int(m.group(1)), key) for key in conversation if (m := _SESSION.match(key))
-    )
+    sessions = sorted((int(m.group(1)), key) for key in conversation if (m := _SESSION.match(key)))
     out = []
     for number, key in sessions:
         when = _session_date(conversation[f"session_{number}_date_time"])
@@ -78,7 +76,7 @@ def evaluate_locomo(
             items = [{"content": text, "created_at": when} for _, text, when in turns]
             ids = timed_retain(memory, latency, items, bank)
             by_id: dict[str, list[str]] = {}
-            for (dia_id, _, _), memory_id in zip(turns, ids):
+            for (dia_id, _, _), memory_id in zip(turns, ids, strict=True):
                 by_id.setdefault(memory_id, []).append(dia_id)
             texts = {dia_id: text for dia_id, text, _ in turns}
             for qa in conv["qa"]:
@@ -104,7 +102,8 @@ def evaluate_locomo(
     strict = summarize(results, KS)
     served = summarize(results, KS, served=True)
     served.metrics = {
-        g: {k: v for k, v in m.items() if k.startswith("served_any")} for g, m in served.metrics.items()
+        g: {k: v for k, v in m.items() if k.startswith("served_any")}
+        for g, m in served.metrics.items()
     }
     return Report(
         benchmark="locomo",
@@ -113,6 +112,9 @@ def evaluate_locomo(
         memwire_version=version(),
         backend=backend_used,
         config={"limit": limit, "memory": "one per turn", "budget": "bank default"},
-        rules={"strict (the evidence turn's own memory)": strict, "served (evidence text shown)": served},
+        rules={
+            "strict (the evidence turn's own memory)": strict,
+            "served (evidence text shown)": served,
+        },
         latency=latency,
     )

@@ -12,10 +12,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from memwire.config import MAX_RECALL_TOKENS
 from memwire.eval._common import progress, timed_recall, timed_retain, version
 from memwire.eval.metrics import QueryResult, summarize
 from memwire.eval.report import Latency, Report, file_sha256
-from memwire.config import MAX_RECALL_TOKENS
 from memwire.memory import Memory
 
 __all__ = ["evaluate_longmemeval"]
@@ -37,7 +37,10 @@ def _docs(question: dict[str, Any], granularity: str) -> list[tuple[str, str, da
     out = []
     answer_sessions = set(question.get("answer_session_ids", []))
     for sid, date, session in zip(
-        question["haystack_session_ids"], question["haystack_dates"], question["haystack_sessions"]
+        question["haystack_session_ids"],
+        question["haystack_dates"],
+        question["haystack_sessions"],
+        strict=True,
     ):
         when = _date(date)
         if granularity == "session":
@@ -78,13 +81,17 @@ def evaluate_longmemeval(
             items = [{"content": text, "created_at": when} for _, text, when, _ in docs]
             ids = timed_retain(memory, latency, items, bank)
             keys: dict[str, list[str]] = {}
-            for (key, _, _, _), memory_id in zip(docs, ids):
+            for (key, _, _, _), memory_id in zip(docs, ids, strict=True):
                 keys.setdefault(memory_id, []).append(key)
-            hits = timed_recall(memory, latency, q["question"], bank=bank, limit=50, budget=MAX_RECALL_TOKENS)
+            hits = timed_recall(
+                memory, latency, q["question"], bank=bank, limit=50, budget=MAX_RECALL_TOKENS
+            )
             ranked = [k for h in hits for k in keys.get(h.id, [])]
             results.append(QueryResult(ranked=ranked, gold=gold, group=str(q.get("question_type"))))
             memory.delete_bank(bank)
-    notes = [f"{skipped} questions without gold at {granularity} level were skipped"] if skipped else []
+    notes = (
+        [f"{skipped} questions without gold at {granularity} level were skipped"] if skipped else []
+    )
     return Report(
         benchmark=f"longmemeval ({granularity})",
         data=str(path),

@@ -40,7 +40,9 @@ class Latency:
     def as_dict(self) -> dict[str, float]:
         out = {
             "retained": float(self.retained),
-            "retain_per_second": self.retained / self.retain_seconds if self.retain_seconds else 0.0,
+            "retain_per_second": self.retained / self.retain_seconds
+            if self.retain_seconds
+            else 0.0,
         }
         if self.recall_seconds:
             ordered = sorted(self.recall_seconds)

@@ -165,7 +165,7 @@ pub const CLASS_WORD: u8 = 1;
 pub const CLASS_CJK: u8 = 2;
 pub const CLASS_JOIN: u8 = 3;
 
-/// (first, last, class), inclusive, sorted, non-overlapping; absent code points are separators.
+/// (first, last, class), inclusive, sorted, disjoint; absent code points are separators.
 #[rustfmt::skip]
 pub static CLASS_RANGES: &[(u32, u32, u8)] = &[
     (0x0023, 0x0023, 3),
@@ -983,7 +983,7 @@ pub static CLASS_RANGES: &[(u32, u32, u8)] = &[
     (0xE0100, 0xE01EF, 1),
 ];
 
-/// Static embedder pre-processing: 1 whitespace, 2 dropped, 3 punctuation, 4 CJK ideograph.
+/// Static embedder classes: 1 whitespace, 2 dropped, 3 punctuation, 4 CJK ideograph.
 #[rustfmt::skip]
 pub static EMBED_CLASS_RANGES: &[(u32, u32, u8)] = &[
     (0x0000, 0x0008, 2),
@@ -1217,7 +1217,7 @@ pub static EMBED_CLASS_RANGES: &[(u32, u32, u8)] = &[
 pub const EMBED_MAX_WORD_CHARS: usize = 100;
 pub const EMBED_SUBWORD_PREFIX: &str = "##";
 pub const EMBED_UNK: &str = "[UNK]";
-/// Code point -> lowercased, decomposed, non-spacing marks removed; sorted; absent: unchanged.
+/// Code point -> lowercased, decomposed, marks (Mn) removed; sorted; absent: unchanged.
 #[rustfmt::skip]
 pub static EMBED_FOLD: &[(u32, &str)] = &[
     (0x0041, "a"),
@@ -17475,7 +17475,7 @@ pub static EMBED_FOLD: &[(u32, &str)] = &[
     (0xE01EF, ""),
 ];
 
-/// Code point -> folded form, sorted by code point; code points that fold to themselves are absent.
+/// Code point -> folded form, sorted; code points that fold to themselves are absent.
 #[rustfmt::skip]
 pub static FOLD: &[(u32, &str)] = &[
     (0x0041, "a"),
