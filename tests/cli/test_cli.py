@@ -185,7 +185,7 @@ def test_export_import_roundtrip(
 def test_import_progress_line_on_a_terminal(tmp_path: Path) -> None:
     import io
 
-    from memwire.cli.transfer import Progress
+    from memwire._progress import Progress
 
     stream = io.StringIO()
     progress = Progress(1000, "importing", stream=stream, enabled=True)

@@ -13,12 +13,12 @@ import traceback
 from collections.abc import Sequence
 from types import ModuleType
 
-from memwire.cli import _common, daemon, doctor, records, serving, store, transfer
+from memwire.cli import _common, daemon, doctor, evaluate, records, serving, store, transfer
 from memwire.cli._common import EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
 __all__ = ["build_parser", "main"]
 
-_GROUPS = (serving, records, store, transfer, doctor, daemon)
+_GROUPS = (serving, records, store, transfer, doctor, daemon, evaluate)
 # Command groups other parts of memwire add (agent-host hooks, host connectors): registered
 # when their module is present.
 _OPTIONAL = ("hook", "connect")

@@ -130,6 +130,24 @@ def check_server(host: str | None, port: int | None) -> Check:
     return _check("server", "warn", f"{url}: {detail}", url=url)
 
 
+def check_hooks() -> Check:
+    """Agent-host hooks: writes waiting in the spool and the latest failures."""
+    try:
+        from memwire.hooks import hook_health
+    except ImportError:  # hooks are an optional part of the package
+        return _check("hooks", "ok", "not installed")
+    health = hook_health()
+    spool = health["spool"]
+    detail = (
+        f"spool {spool['items']} waiting ({spool['bytes']} bytes), {spool['rejected']} rejected"
+    )
+    failures = health["last_failures"]
+    if failures:
+        last = failures[-1]
+        detail += f"; last failure {last.get('at')} in {last.get('event')}: {last.get('error')}"
+    return _check("hooks", health["status"], detail, spool_dir=health["spool_dir"])
+
+
 def run_doctor(args: argparse.Namespace) -> int:
     checks = [check_backend()]
     store_checks, file = check_store(db_path(args))
@@ -137,6 +155,7 @@ def run_doctor(args: argparse.Namespace) -> int:
     if file is not None:
         checks.append(check_integrity(file, args.full))
     checks.append(check_server(args.host, args.port))
+    checks.append(check_hooks())
     failed = any(c["status"] == "fail" for c in checks)
 
     def human() -> str:

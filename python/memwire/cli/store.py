@@ -72,6 +72,19 @@ def register(commands: Any) -> None:
     p.set_defaults(run=run_config)
 
     p = commands.add_parser(
+        "reembed",
+        help="re-encode a bank's vectors with the current embedder (resumable)",
+        description="Re-encode every memory of a bank with this memwire's embedder, in "
+        "batches committed as they go: an interrupted run continues where it stopped when run "
+        "again. The bank stays usable throughout and switches to the new vectors at the end.",
+    )
+    add_bank(p)
+    p.add_argument("--batch", type=int, default=1000, help="memories per batch (default 1000)")
+    p.add_argument("--no-progress", action="store_true", help="never show the progress line")
+    add_common(p)
+    p.set_defaults(run=run_reembed)
+
+    p = commands.add_parser(
         "sweep",
         help="delete memories older than their bank's ttl_days",
         description="Delete the memories older than their bank's ttl_days and print how many.",
@@ -156,5 +169,31 @@ def run_sweep(args: argparse.Namespace) -> int:
         args,
         {"dry_run": args.dry_run, "ids": ids},
         lambda: f"{verb} {len(ids)} expired memor{'y' if len(ids) == 1 else 'ies'}",
+    )
+    return EXIT_OK
+
+
+def run_reembed(args: argparse.Namespace) -> int:
+    from memwire._progress import Progress
+
+    with open_memory(args) as memory:
+        pending = memory.reembed_status(args.bank)
+        total = pending["total"] if pending else memory.stats(bank=args.bank)["count"]
+        bar = Progress(int(total), "reembed", enabled=False if args.no_progress else None)
+        if pending:
+            bar.advance(int(pending["done"]))
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.advance(done - bar.done)
+
+        try:
+            encoded = memory.reembed(args.bank, batch=args.batch, progress=progress)
+        finally:
+            bar.finish()
+    emit(
+        args,
+        {"bank": args.bank, "encoded": encoded},
+        lambda: f"re-encoded {encoded} memories of bank {args.bank!r}",
     )
     return EXIT_OK

@@ -2,34 +2,16 @@
 
 from __future__ import annotations
 
-import sys
 import time
-from collections.abc import Iterable, Iterator
-from typing import Any, TypeVar
+from typing import Any
 
 import memwire
+from memwire._progress import track as progress
 from memwire.eval.report import Latency
 from memwire.memory import Memory
 from memwire.records import Hit
 
-T = TypeVar("T")
-
-
-def progress(
-    items: Iterable[T], total: int, label: str, enabled: bool | None = None
-) -> Iterator[T]:
-    """Yield ``items``, drawing a progress line on stderr when it is a terminal."""
-    show = sys.stderr.isatty() if enabled is None else enabled
-    step = max(1, total // 200)
-    for i, item in enumerate(items, 1):
-        if show and (i % step == 0 or i == total):
-            width = 30
-            done = int(width * i / total) if total else width
-            sys.stderr.write(f"\r{label} [{'#' * done}{'.' * (width - done)}] {i}/{total}")
-            sys.stderr.flush()
-        yield item
-    if show:
-        sys.stderr.write("\n")
+__all__ = ["backend_name", "progress", "timed_recall", "timed_retain", "version"]
 
 
 def timed_recall(memory: Memory, latency: Latency, query: str, **kwargs: Any) -> list[Hit]:

@@ -1,0 +1,143 @@
+"""``memwire eval``: retrieval quality on public benchmarks or on your own bank.
+
+Each run prints a Markdown report (``--json`` for JSON) that states the memwire version,
+backend, configuration and data hash; ``--out FILE.md|FILE.json`` also writes it to a file.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from memwire.cli._common import EXIT_OK, EXIT_USAGE, CommandError, add_common, db_path, status
+
+__all__ = ["register"]
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--backend",
+        choices=("rust", "python"),
+        default=None,
+        help="kernel to evaluate (default: the one MEMWIRE_BACKEND selects)",
+    )
+    p.add_argument("--out", type=Path, default=None, help="also write the report (.md or .json)")
+    p.add_argument("--no-progress", action="store_true", help="never show the progress line")
+    add_common(p)
+
+
+def register(commands: Any) -> None:
+    p = commands.add_parser(
+        "eval",
+        help="measure retrieval quality (LoCoMo, LongMemEval, BEIR, your own bank)",
+        description="Measure recall on a public benchmark file or on your own labelled queries.",
+    )
+    runs = p.add_subparsers(dest="benchmark", metavar="BENCHMARK")
+    p.set_defaults(run=lambda args: _usage(p))
+
+    s = runs.add_parser(
+        "locomo",
+        help="LoCoMo conversations: one memory per turn, strict and served hit rules",
+        description="One bank per conversation, one memory per dialogue turn, categories 1-4.",
+    )
+    s.add_argument("--data", type=Path, required=True, help="LoCoMo JSON (locomo10.json format)")
+    s.add_argument("--limit", type=int, default=20, help="hits recalled per question (max 100)")
+    _add_run_options(s)
+    s.set_defaults(run=run_locomo)
+
+    s = runs.add_parser(
+        "longmemeval",
+        help="LongMemEval S/M: fresh bank per question",
+        description="Session- or turn-level retrieval, the protocol published for LongMemEval.",
+    )
+    s.add_argument("--data", type=Path, required=True, help="LongMemEval JSON file")
+    s.add_argument("--granularity", choices=("session", "turn"), default="session")
+    _add_run_options(s)
+    s.set_defaults(run=run_longmemeval)
+
+    s = runs.add_parser(
+        "beir",
+        help="a BEIR folder (corpus.jsonl, queries.jsonl, qrels/): nDCG@10, R@100",
+        description="Index the corpus into one bank and score every query of the qrels split.",
+    )
+    s.add_argument("--data", type=Path, required=True, help="the BEIR dataset folder")
+    s.add_argument("--split", default="test", help="qrels split (default: test)")
+    _add_run_options(s)
+    s.set_defaults(run=run_beir)
+
+    s = runs.add_parser(
+        "bank",
+        help="your bank against labelled queries",
+        description='Recall each line of a JSONL file {"query": ..., "relevant": [ids]} '
+        "against a bank of the store.",
+    )
+    s.add_argument("--queries", type=Path, required=True, help="labelled queries (JSONL)")
+    s.add_argument("--bank", "-b", default="default", help="the bank (default: default)")
+    _add_run_options(s)
+    s.set_defaults(run=run_bank)
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return EXIT_USAGE
+
+
+def _existing(path: Path, what: str) -> Path:
+    if not path.exists():
+        raise CommandError(f"no such {what}: {path}", EXIT_USAGE)
+    return path
+
+
+def _finish(args: argparse.Namespace, report: Any) -> int:
+    if args.out is not None:
+        report.write(args.out)
+        status(f"report written to {args.out}")
+    print(report.to_json() if getattr(args, "json", False) else report.to_markdown(), end="")
+    return EXIT_OK
+
+
+def _show(args: argparse.Namespace) -> bool | None:
+    return False if args.no_progress else None
+
+
+def run_locomo(args: argparse.Namespace) -> int:
+    from memwire.eval import evaluate_locomo
+
+    data = _existing(args.data, "file")
+    report = evaluate_locomo(
+        data, backend=args.backend, limit=args.limit, show_progress=_show(args)
+    )
+    return _finish(args, report)
+
+
+def run_longmemeval(args: argparse.Namespace) -> int:
+    from memwire.eval import evaluate_longmemeval
+
+    data = _existing(args.data, "file")
+    report = evaluate_longmemeval(
+        data, granularity=args.granularity, backend=args.backend, show_progress=_show(args)
+    )
+    return _finish(args, report)
+
+
+def run_beir(args: argparse.Namespace) -> int:
+    from memwire.eval import evaluate_beir
+
+    data = _existing(args.data, "folder")
+    report = evaluate_beir(data, split=args.split, backend=args.backend, show_progress=_show(args))
+    return _finish(args, report)
+
+
+def run_bank(args: argparse.Namespace) -> int:
+    from memwire.eval import evaluate_bank
+
+    queries = _existing(args.queries, "file")
+    report = evaluate_bank(
+        queries,
+        bank=args.bank,
+        db=db_path(args),
+        backend=args.backend,
+        show_progress=_show(args),
+    )
+    return _finish(args, report)
