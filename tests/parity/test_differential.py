@@ -179,3 +179,37 @@ def test_stateful(both_kernels: tuple[Kernel, Kernel]) -> None:
     run_state_machine_as_test(
         IndexMachine, settings=settings(max_examples=60, stateful_step_count=40, deadline=None)
     )
+
+
+def test_hnsw_above_the_exact_threshold_agrees_and_survives_snapshots(
+    both_kernels: tuple[Kernel, Kernel],
+) -> None:
+    """Above DENSE_EXACT_MAX the graph proposes candidates; both kernels build the same graph
+    (ascending ordinals, one thread), save it in snapshots, and load each other's."""
+    import numpy as np
+    from memwire._pure._generated import DENSE_EXACT_MAX
+
+    rng = np.random.default_rng(7)
+    n, dim = DENSE_EXACT_MAX + 200, 8
+    vectors = [quantize(v) for v in rng.standard_normal((n, dim))]
+    queries = [quantize(v) for v in rng.standard_normal((5, dim))]
+    indexes = []
+    for kern in both_kernels:
+        index = kern.BankIndex(dim)
+        index.add_many(list(range(n)), [""] * n, vectors)
+        indexes.append(index)
+    rust, py = indexes
+    for q in queries:
+        assert hexed(rust.search_dense(q, 10)) == hexed(py.search_dense(q, 10))
+    snapshot = rust.to_bytes()
+    assert msgpack_field(snapshot, "hnsw") is not None
+    for kern in both_kernels:
+        loaded = kern.BankIndex.from_bytes(snapshot)
+        for q in queries:
+            assert hexed(loaded.search_dense(q, 10)) == hexed(rust.search_dense(q, 10))
+
+
+def msgpack_field(snapshot: bytes, key: str) -> Any:
+    import msgpack
+
+    return msgpack.unpackb(snapshot)[key]

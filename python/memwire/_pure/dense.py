@@ -78,10 +78,29 @@ class DenseStore:
             expansion_add=HNSW_EXPANSION_ADD,
             expansion_search=HNSW_EXPANSION_SEARCH,
         )
-        for ordinal in sorted(self.vectors):
-            vec = self.vectors[ordinal].astype(np.float32) / np.float32(DENSE_SCALE)
-            index.add(ordinal, vec, threads=1)
+        ords = np.array(sorted(self.vectors), dtype=np.uint64)
+        if len(ords):
+            mat = np.stack([self.vectors[int(o)] for o in ords]).astype(np.float32)
+            # One call, one thread: the graph is inserted in ascending ordinal order.
+            index.add(ords, mat / np.float32(DENSE_SCALE), threads=1)
         return index
+
+    def hnsw_bytes(self) -> bytes | None:
+        """The graph serialised for a snapshot, when one was built."""
+        return None if self._hnsw is None else bytes(self._hnsw.save())
+
+    def load_hnsw(self, data: bytes) -> None:
+        """Adopt a saved graph (from either backend) if it covers exactly these vectors."""
+        from usearch.index import Index
+
+        try:
+            graph = Index.restore(bytes(data))
+        except Exception:  # an unreadable graph is only a lost cache: rebuild on demand
+            return
+        if graph is None or graph.ndim != self.dim or len(graph) != len(self.vectors):
+            return
+        graph.expansion_search = HNSW_EXPANSION_SEARCH
+        self._hnsw = graph
 
     def search(
         self, query: npt.NDArray[np.int16], k: int, allow: set[int] | None

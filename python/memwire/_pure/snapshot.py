@@ -50,7 +50,7 @@ def dump(index: BankIndex) -> bytes:
         "dim": index.dim,
         "vec_docs": vec_docs.serialize(),
         "vectors": vectors,
-        "hnsw": None,
+        "hnsw": dense.hnsw_bytes() if dense is not None else None,
     }
     return msgpack.packb(doc, use_bin_type=True)  # type: ignore[no-any-return]
 
@@ -135,4 +135,7 @@ def _build(doc: dict[str, Any]) -> BankIndex:
         index._dense = DenseStore(dim)
         for o, row in zip(vec_docs, mat, strict=True):
             index._dense.vectors[o] = row
+        graph = doc.get("hnsw")
+        if isinstance(graph, bytes):
+            index._dense.load_hnsw(graph)
     return index
