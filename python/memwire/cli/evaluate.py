@@ -15,7 +15,26 @@ from memwire.cli._common import EXIT_OK, EXIT_USAGE, CommandError, add_common, d
 __all__ = ["register"]
 
 
-def _add_run_options(p: argparse.ArgumentParser) -> None:
+def _weights(text: str) -> list[float]:
+    try:
+        values = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected three numbers like 1,0.5,0.3") from None
+    if len(values) != 3:
+        raise argparse.ArgumentTypeError("expected three numbers: bm25,overlap,dense")
+    return values
+
+
+def _add_run_options(p: argparse.ArgumentParser, *, weights: bool = True) -> None:
+    if weights:
+        p.add_argument(
+            "--weights",
+            type=_weights,
+            default=None,
+            metavar="BM25,OVERLAP,DENSE",
+            help="fusion weights of the evaluation banks (default: the bank default, "
+            "1,0.5,0.3); 1,0,0 measures BM25 alone",
+        )
     p.add_argument(
         "--backend",
         choices=("rust", "python"),
@@ -74,7 +93,7 @@ def register(commands: Any) -> None:
     )
     s.add_argument("--queries", type=Path, required=True, help="labelled queries (JSONL)")
     s.add_argument("--bank", "-b", default="default", help="the bank (default: default)")
-    _add_run_options(s)
+    _add_run_options(s, weights=False)
     s.set_defaults(run=run_bank)
 
 
@@ -106,7 +125,11 @@ def run_locomo(args: argparse.Namespace) -> int:
 
     data = _existing(args.data, "file")
     report = evaluate_locomo(
-        data, backend=args.backend, limit=args.limit, show_progress=_show(args)
+        data,
+        backend=args.backend,
+        weights=args.weights,
+        limit=args.limit,
+        show_progress=_show(args),
     )
     return _finish(args, report)
 
@@ -116,7 +139,11 @@ def run_longmemeval(args: argparse.Namespace) -> int:
 
     data = _existing(args.data, "file")
     report = evaluate_longmemeval(
-        data, granularity=args.granularity, backend=args.backend, show_progress=_show(args)
+        data,
+        granularity=args.granularity,
+        backend=args.backend,
+        weights=args.weights,
+        show_progress=_show(args),
     )
     return _finish(args, report)
 
@@ -125,7 +152,13 @@ def run_beir(args: argparse.Namespace) -> int:
     from memwire.eval import evaluate_beir
 
     data = _existing(args.data, "folder")
-    report = evaluate_beir(data, split=args.split, backend=args.backend, show_progress=_show(args))
+    report = evaluate_beir(
+        data,
+        split=args.split,
+        backend=args.backend,
+        weights=args.weights,
+        show_progress=_show(args),
+    )
     return _finish(args, report)
 
 

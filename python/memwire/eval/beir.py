@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from memwire.config import MAX_RECALL_TOKENS
@@ -40,6 +41,7 @@ def evaluate_beir(
     *,
     split: str = "test",
     backend: str | None = None,
+    weights: Sequence[float] | None = None,
     show_progress: bool | None = None,
 ) -> Report:
     """Index ``corpus.jsonl`` into one bank and run every query of ``qrels/{split}.tsv``."""
@@ -60,6 +62,8 @@ def evaluate_beir(
             }
             for d in corpus
         ]
+        if weights is not None:
+            memory.set_config("beir", {"fusion_weights": list(weights)})
         ids = timed_retain(memory, latency, items, "beir")
         key_of = {memory_id: str(d["_id"]) for memory_id, d in zip(ids, corpus, strict=True)}
         for qid in progress(list(qrels), len(qrels), "beir", show_progress):
@@ -82,7 +86,12 @@ def evaluate_beir(
         data_sha256=file_sha256(root),
         memwire_version=version(),
         backend=backend_used,
-        config={"split": split, "limit": 100, "memory": "title + text per document"},
+        config={
+            "fusion_weights": list(weights) if weights is not None else "default",
+            "split": split,
+            "limit": 100,
+            "memory": "title + text per document",
+        },
         rules={"graded qrels": summary},
         latency=latency,
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,7 @@ def evaluate_locomo(
     data: str | Path,
     *,
     backend: str | None = None,
+    weights: Sequence[float] | None = None,
     limit: int = 20,
     show_progress: bool | None = None,
 ) -> Report:
@@ -74,6 +76,8 @@ def evaluate_locomo(
             bank = re.sub(r"[^A-Za-z0-9_.-]", "-", str(conv.get("sample_id", "conv")))
             turns = _turns(conv["conversation"])
             items = [{"content": text, "created_at": when} for _, text, when in turns]
+            if weights is not None:
+                memory.set_config(bank, {"fusion_weights": list(weights)})
             ids = timed_retain(memory, latency, items, bank)
             by_id: dict[str, list[str]] = {}
             for (dia_id, _, _), memory_id in zip(turns, ids, strict=True):
@@ -111,7 +115,12 @@ def evaluate_locomo(
         data_sha256=file_sha256(path),
         memwire_version=version(),
         backend=backend_used,
-        config={"limit": limit, "memory": "one per turn", "budget": "bank default"},
+        config={
+            "fusion_weights": list(weights) if weights is not None else "default",
+            "limit": limit,
+            "memory": "one per turn",
+            "budget": "bank default",
+        },
         rules={
             "strict (the evidence turn's own memory)": strict,
             "served (evidence text shown)": served,

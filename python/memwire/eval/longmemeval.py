@@ -8,6 +8,7 @@ marked ``has_answer``; questions without marked turns are skipped at this granul
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,7 @@ def evaluate_longmemeval(
     *,
     granularity: str = "session",
     backend: str | None = None,
+    weights: Sequence[float] | None = None,
     show_progress: bool | None = None,
 ) -> Report:
     """Run the retrieval protocol on a LongMemEval JSON file (a list of questions)."""
@@ -79,6 +81,8 @@ def evaluate_longmemeval(
                 continue
             bank = "q-" + "".join(c if c.isalnum() else "-" for c in str(q["question_id"]))
             items = [{"content": text, "created_at": when} for _, text, when, _ in docs]
+            if weights is not None:
+                memory.set_config(bank, {"fusion_weights": list(weights)})
             ids = timed_retain(memory, latency, items, bank)
             keys: dict[str, list[str]] = {}
             for (key, _, _, _), memory_id in zip(docs, ids, strict=True):
@@ -98,7 +102,12 @@ def evaluate_longmemeval(
         data_sha256=file_sha256(path),
         memwire_version=version(),
         backend=backend_used,
-        config={"granularity": granularity, "limit": 50, "bank": "fresh per question"},
+        config={
+            "fusion_weights": list(weights) if weights is not None else "default",
+            "granularity": granularity,
+            "limit": 50,
+            "bank": "fresh per question",
+        },
         rules={"recall": summarize(results, KS)},
         latency=latency,
         notes=notes,
