@@ -99,7 +99,8 @@ class DenseStore:
             return
         if graph is None or graph.ndim != self.dim or len(graph) != len(self.vectors):
             return
-        graph.expansion_search = HNSW_EXPANSION_SEARCH
+        # usearch declares the setter after an unrelated one, so mypy misreads it as read-only.
+        graph.expansion_search = HNSW_EXPANSION_SEARCH  # type: ignore[misc]
         self._hnsw = graph
 
     def search(
