@@ -1,7 +1,7 @@
 //! Dense vectors of one index: exact integer scoring, HNSW proposals above a size threshold
 //! (docs/parity.md, "Dense stream").
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::{Arc, Mutex};
 
 use roaring::RoaringBitmap;
@@ -64,7 +64,7 @@ impl DenseStore {
     pub fn new(dim: usize) -> Self {
         Self {
             dim,
-            row_of: HashMap::new(),
+            row_of: HashMap::default(),
             ords: Vec::new(),
             data: Vec::new(),
             hnsw: Mutex::new(None),
@@ -162,7 +162,7 @@ impl DenseStore {
             let found = graph
                 .search(&to_f32(query), wanted)
                 .map_err(|e| Error::corrupt(format!("hnsw search: {e}")))?;
-            let mut seen = HashSet::new();
+            let mut seen = HashSet::default();
             for key in found.keys {
                 let Ok(o) = u32::try_from(key) else { continue };
                 if !seen.insert(o) || !allow.is_none_or(|a| a.contains(&o)) {

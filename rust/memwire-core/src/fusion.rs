@@ -1,6 +1,6 @@
 //! Weighted reciprocal rank fusion (docs/parity.md, "Reciprocal rank fusion").
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::hash::Hash;
 
 use crate::error::{check_weights, Result};
@@ -20,7 +20,7 @@ where
     check_weights(weights, streams.len())?;
     // Accumulate into a Vec in first-seen order; the map only locates entries, so its
     // iteration order never reaches the output.
-    let mut slot: HashMap<T, usize> = HashMap::new();
+    let mut slot: HashMap<T, usize> = HashMap::default();
     let mut fused: Vec<(T, f64)> = Vec::new();
     for (stream, &w) in streams.iter().zip(weights) {
         if w == 0.0 {

@@ -6,7 +6,7 @@
 //! gigabytes. Posting lists hold ordinals ascending (the contract's order) with the aligned term
 //! frequencies and slots, so scoring reads flat arrays.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::{Arc, Mutex};
 
 use roaring::RoaringBitmap;
@@ -105,10 +105,10 @@ impl BankIndex {
         let dim = check_dim(dim)?;
         Ok(Self {
             dim,
-            vocab: HashMap::new(),
+            vocab: HashMap::default(),
             postings: Vec::new(),
             free_terms: Vec::new(),
-            slot_of: HashMap::new(),
+            slot_of: HashMap::default(),
             slots: Vec::new(),
             free_slots: Vec::new(),
             live: RoaringBitmap::new(),
@@ -304,27 +304,33 @@ impl BankIndex {
     ) -> Result<Self> {
         let mut index = Self::new(dim as i64)?;
         index.slots.reserve(docs.len());
-        let mut term_lists: Vec<Vec<u32>> = vec![Vec::new(); docs.len()];
+        index.slot_of.reserve(docs.len());
+        // Slots are handed out in ascending ordinal order, so a document's slot is its position
+        // in `docs`: postings (ascending too) find it by a forward binary search, no hashing.
+        let ordinals: Vec<u32> = docs.iter().map(|&(o, _)| o).collect();
         for (slot, &(ordinal, len)) in docs.iter().enumerate() {
             index.slots.push(Slot { ordinal, len, terms: Box::default() });
             index.slot_of.insert(ordinal, slot as u32);
             index.live.insert(ordinal);
             index.total_len += u64::from(len);
         }
+        let mut counts = vec![0u32; docs.len()];
         let mut sums = vec![0u64; docs.len()];
         for (term, ords, tfs) in terms {
             let id = index.postings.len() as u32;
             let mut slots = Vec::with_capacity(ords.len());
+            let mut from = 0usize;
             for (&o, &tf) in ords.iter().zip(&tfs) {
-                let Some(&slot) = index.slot_of.get(&o) else {
+                from += ordinals[from..].partition_point(|&x| x < o);
+                if ordinals.get(from) != Some(&o) {
                     return Err(Error::corrupt("posting of a document that is not live"));
-                };
+                }
                 if tf == 0 {
                     return Err(Error::corrupt("zero term frequency"));
                 }
-                term_lists[slot as usize].push(id);
-                sums[slot as usize] += u64::from(tf);
-                slots.push(slot);
+                counts[from] += 1;
+                sums[from] += u64::from(tf);
+                slots.push(from as u32);
             }
             let term: Box<str> = term.into();
             if index.vocab.insert(term.clone(), id).is_some() {
@@ -332,7 +338,15 @@ impl BankIndex {
             }
             index.postings.push(Posting { term, ords, tfs, slots });
         }
-        for (slot, list) in term_lists.into_iter().enumerate() {
+        // Per-document term lists, sized exactly in a second pass (terms ascend by id).
+        let mut lists: Vec<Vec<u32>> =
+            counts.iter().map(|&n| Vec::with_capacity(n as usize)).collect();
+        for (id, posting) in index.postings.iter().enumerate() {
+            for &slot in &posting.slots {
+                lists[slot as usize].push(id as u32);
+            }
+        }
+        for (slot, list) in lists.into_iter().enumerate() {
             let doc = &mut index.slots[slot];
             if sums[slot] != u64::from(doc.len) {
                 return Err(Error::corrupt("doc_lens disagree with the term frequencies"));

@@ -6,8 +6,8 @@
 //! therefore does not depend on how postings are visited, and selection is exact over every
 //! matching document.
 
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::error::{check_depth, check_k, check_weights, Result};

@@ -3,7 +3,7 @@
 //! of the tokens' int8 rows. The Python shell normalises the sum once, so vectors are
 //! bit-identical across backends by construction.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::error::{check_dim, Error, Result};
 use crate::generated::{
