@@ -213,3 +213,21 @@ def msgpack_field(snapshot: bytes, key: str) -> Any:
     import msgpack
 
     return msgpack.unpackb(snapshot)[key]
+
+
+def test_a_bad_hnsw_graph_is_refused_alike(both_kernels: tuple[Kernel, Kernel]) -> None:
+    import msgpack
+    from memwire.errors import SnapshotError
+
+    rust, py = both_kernels
+    index = py.BankIndex(2)
+    index.add(1, "x", quantize([1.0, 0.0]))
+    doc = msgpack.unpackb(index.to_bytes())
+    for graph in (b"not a graph", rust.BankIndex(0).to_bytes()):
+        bad = msgpack.packb(dict(doc, hnsw=graph), use_bin_type=True)
+        messages = []
+        for kern in both_kernels:
+            with pytest.raises(SnapshotError) as info:
+                kern.BankIndex.from_bytes(bad)
+            messages.append(str(info.value).split(":")[0])
+        assert messages == ["corrupt snapshot", "corrupt snapshot"]

@@ -17,7 +17,7 @@ from memwire._pure._generated import (
     HNSW_OVERSAMPLE,
 )
 from memwire._pure.ranking import top_k
-from memwire.errors import InvalidInputError
+from memwire.errors import InvalidInputError, SnapshotError
 
 # The canonical score divides the exact integer dot product by this, once, in f64.
 _DIVISOR = float(DENSE_SCALE * DENSE_SCALE)
@@ -90,16 +90,18 @@ class DenseStore:
         return None if self._hnsw is None else bytes(self._hnsw.save())
 
     def load_hnsw(self, data: bytes) -> None:
-        """Adopt a saved graph (from either backend) if it covers exactly these vectors."""
+        """Adopt a saved graph (from either backend); it must cover exactly these vectors."""
         from usearch.index import Index
 
         try:
             graph = Index.restore(bytes(data))
-        except Exception:  # an unreadable graph is only a lost cache: rebuild on demand
-            return
-        if graph is None or graph.ndim != self.dim or len(graph) != len(self.vectors):
-            return
-        # usearch declares the setter after an unrelated one, so mypy misreads it as read-only.
+        except Exception:
+            graph = None
+        if graph is None:
+            raise SnapshotError("corrupt snapshot: hnsw: header")
+        keys = np.array(sorted(self.vectors), dtype=np.uint64)
+        if graph.ndim != self.dim or len(graph) != len(keys) or not np.all(graph.contains(keys)):
+            raise SnapshotError("corrupt snapshot: hnsw: does not match the vectors")
         graph.expansion_search = HNSW_EXPANSION_SEARCH  # type: ignore[misc]
         self._hnsw = graph
 
