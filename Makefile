@@ -25,7 +25,8 @@ test: install-test test-rust test-python
 test-rust:
 	$(PYTHON) native/codegen.py --check
 	$(PYTHON) tests/golden/generate.py --check
-	cd rust && $(CARGO) test --locked
+	# --release reuses the dependencies the wheel build just compiled (usearch's C++ above all).
+	cd rust && $(CARGO) test --locked --release
 
 # pytest runs once per backend: the kernel tests compare both backends in each run, and every
 # test above the kernel runs on the backend MEMWIRE_BACKEND names.
