@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
-PYTHON_DIR = Path(__file__).resolve().parents[2] / "python"
-try:
-    import memwire  # noqa: F401
-except ImportError:  # running from a checkout without an install
-    sys.path.insert(0, str(PYTHON_DIR))
+import memwire
+
+# Children import the very memwire this test process imported (the installed package in
+# CI, the source tree in an editable install), never the source tree behind its back.
+PYTHON_DIR = Path(memwire.__file__).resolve().parent.parent
 
 from memwire._backend import load_kernel  # noqa: E402
 from memwire.errors import BackendError  # noqa: E402

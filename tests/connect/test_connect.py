@@ -9,13 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import memwire
 import pytest
 
-PYTHON_DIR = Path(__file__).resolve().parents[2] / "python"
-try:
-    import memwire  # noqa: F401
-except ImportError:
-    sys.path.insert(0, str(PYTHON_DIR))
+# Children import the very memwire this test process imported (the installed package in
+# CI, the source tree in an editable install), never the source tree behind its back.
+PYTHON_DIR = Path(memwire.__file__).resolve().parent.parent
 
 from memwire.connect import connect, list_hosts  # noqa: E402
 from memwire.connect._files import toml_parse  # noqa: E402

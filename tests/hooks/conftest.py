@@ -13,14 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import memwire
 import pytest
 
-PYTHON_DIR = Path(__file__).resolve().parents[2] / "python"
+# Children import the very memwire this test process imported (the installed package in
+# CI, the source tree in an editable install), never the source tree behind its back.
+PYTHON_DIR = Path(memwire.__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-try:
-    import memwire  # noqa: F401
-except ImportError:  # a checkout without an install
-    sys.path.insert(0, str(PYTHON_DIR))
 
 
 def free_port() -> int:
