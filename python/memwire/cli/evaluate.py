@@ -35,6 +35,13 @@ def _add_run_options(p: argparse.ArgumentParser, *, weights: bool = True) -> Non
             help="fusion weights of the evaluation banks (default: the bank default, "
             "1,0.5,0.3); 1,0,0 measures BM25 alone",
         )
+        p.add_argument(
+            "--embedder",
+            choices=("static", "minilm"),
+            default="static",
+            help="embedder of the evaluation banks: the bundled static one (default) or "
+            "all-MiniLM-L6-v2 from the [embed] extra (docs/dense.md)",
+        )
     p.add_argument(
         "--backend",
         choices=("rust", "python"),
@@ -116,6 +123,19 @@ def _finish(args: argparse.Namespace, report: Any) -> int:
     return EXIT_OK
 
 
+def _embedder(args: argparse.Namespace) -> Any:
+    """None for the bundled static embedder, else the [embed] tier's MiniLM (clear error when
+    the extra is not installed)."""
+    if getattr(args, "embedder", "static") != "minilm":
+        return None
+    from memwire.embed.minilm import EmbedExtraMissing, minilm_embedder
+
+    try:
+        return minilm_embedder()
+    except EmbedExtraMissing as exc:
+        raise CommandError(str(exc), EXIT_USAGE) from None
+
+
 def _show(args: argparse.Namespace) -> bool | None:
     return False if args.no_progress else None
 
@@ -127,6 +147,7 @@ def run_locomo(args: argparse.Namespace) -> int:
     report = evaluate_locomo(
         data,
         backend=args.backend,
+        embedder=_embedder(args),
         weights=args.weights,
         limit=args.limit,
         show_progress=_show(args),
@@ -142,6 +163,7 @@ def run_longmemeval(args: argparse.Namespace) -> int:
         data,
         granularity=args.granularity,
         backend=args.backend,
+        embedder=_embedder(args),
         weights=args.weights,
         show_progress=_show(args),
     )
@@ -156,6 +178,7 @@ def run_beir(args: argparse.Namespace) -> int:
         data,
         split=args.split,
         backend=args.backend,
+        embedder=_embedder(args),
         weights=args.weights,
         show_progress=_show(args),
     )

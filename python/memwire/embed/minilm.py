@@ -103,8 +103,17 @@ def _gelu(x: _Array) -> _Array:
     t += np.float32(1.0)
     np.reciprocal(t, out=t)
     poly = t * np.float32(0.17087277)
-    for c in (-0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806, 0.09678418,
-              0.37409196, 1.00002368, -1.26551223):
+    for c in (
+        -0.82215223,
+        1.48851587,
+        -1.13520398,
+        0.27886807,
+        -0.18628806,
+        0.09678418,
+        0.37409196,
+        1.00002368,
+        -1.26551223,
+    ):
         poly += np.float32(c)
         if c != -1.26551223:
             poly *= t
@@ -124,7 +133,8 @@ def _layer_norm(x: _Array, weight: _Array, bias: _Array, eps: float) -> _Array:
     mean = x.mean(axis=-1, keepdims=True)
     centred = x - mean
     var = np.mean(centred * centred, axis=-1, keepdims=True)
-    return (centred / np.sqrt(var + eps) * weight + bias).astype(np.float32)
+    out: _Array = (centred / np.sqrt(var + eps) * weight + bias).astype(np.float32)
+    return out
 
 
 class _Bert:
@@ -140,8 +150,9 @@ class _Bert:
         t = tensors
         self.word = t["embeddings.word_embeddings.weight"]
         # Position and token type 0 are added to every sequence the same way: fold them.
-        self.position = t["embeddings.position_embeddings.weight"] + (
-            t["embeddings.token_type_embeddings.weight"][0]
+        self.position = (
+            t["embeddings.position_embeddings.weight"]
+            + (t["embeddings.token_type_embeddings.weight"][0])
         )
         self.emb_norm = (t["embeddings.LayerNorm.weight"], t["embeddings.LayerNorm.bias"])
         self.blocks: list[dict[str, _Array]] = []
@@ -196,17 +207,21 @@ class _Bert:
             context = np.empty((b * h, n, d), dtype=np.float32)
             for i in range(b * h):
                 np.dot(scores[i], value[i], out=context[i])
-            context = context.reshape(b, h, n, d).transpose(0, 2, 1, 3).reshape(b * n, self.hidden)
-            attended = _layer_norm(flat + context @ w["out"] + w["out_b"], w["ln1"], w["ln1_b"],
-                                   self.eps)
+            merged: _Array = context.reshape(b, h, n, d).transpose(0, 2, 1, 3)
+            merged = merged.reshape(b * n, self.hidden)
+            attended = _layer_norm(
+                flat + merged @ w["out"] + w["out_b"], w["ln1"], w["ln1_b"], self.eps
+            )
             up = attended @ w["up"] + w["up_b"]
             up = _gelu(up)
-            x = _layer_norm(attended + up @ w["down"] + w["down_b"], w["ln2"], w["ln2_b"],
-                            self.eps).reshape(b, n, self.hidden)
+            x = _layer_norm(
+                attended + up @ w["down"] + w["down_b"], w["ln2"], w["ln2_b"], self.eps
+            ).reshape(b, n, self.hidden)
         summed = np.einsum("bnd,bn->bd", x, mask)
         pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        vectors: _Array = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        return vectors
 
 
 class MiniLMEmbedder:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from memwire.config import MAX_RECALL_TOKENS
+from memwire.embed import Embedder
 from memwire.errors import InvalidInputError
 from memwire.eval._common import progress, timed_recall, timed_retain, version
 from memwire.eval.metrics import QueryResult, recall_fraction
@@ -41,6 +42,7 @@ def evaluate_beir(
     *,
     split: str = "test",
     backend: str | None = None,
+    embedder: Embedder | None = None,
     weights: Sequence[float] | None = None,
     show_progress: bool | None = None,
 ) -> Report:
@@ -54,7 +56,7 @@ def evaluate_beir(
     qrels = _qrels(root / f"qrels/{split}.tsv")
     latency = Latency()
     results: list[QueryResult] = []
-    with Memory(":memory:", backend=backend) as memory:
+    with Memory(":memory:", backend=backend, embedder=embedder) as memory:
         items = [
             {
                 "content": f"{d.get('title') or ''}\n{d['text']}".strip(),
@@ -73,6 +75,7 @@ def evaluate_beir(
             ranked = [key_of[h.id] for h in hits]
             results.append(QueryResult(ranked=ranked, gold=qrels[qid]))
         backend_used = memory.backend
+        memory_embedder = embedder.id if embedder is not None else "bundled static"
     from memwire.eval.metrics import summarize
 
     summary = summarize(results, (10, 100))
@@ -87,6 +90,7 @@ def evaluate_beir(
         memwire_version=version(),
         backend=backend_used,
         config={
+            "embedder": memory_embedder,
             "fusion_weights": list(weights) if weights is not None else "default",
             "split": split,
             "limit": 100,

@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from memwire.embed import Embedder
 from memwire.eval._common import progress, timed_recall, timed_retain, version
 from memwire.eval.metrics import QueryResult, summarize
 from memwire.eval.report import Latency, Report, file_sha256
@@ -61,6 +62,7 @@ def evaluate_locomo(
     data: str | Path,
     *,
     backend: str | None = None,
+    embedder: Embedder | None = None,
     weights: Sequence[float] | None = None,
     limit: int = 20,
     show_progress: bool | None = None,
@@ -70,8 +72,9 @@ def evaluate_locomo(
     conversations = json.loads(path.read_text(encoding="utf-8"))
     latency = Latency()
     results: list[QueryResult] = []
-    with Memory(":memory:", backend=backend) as memory:
+    with Memory(":memory:", backend=backend, embedder=embedder) as memory:
         backend_used = memory.backend
+        memory_embedder = embedder.id if embedder is not None else "bundled static"
         for conv in progress(conversations, len(conversations), "locomo", show_progress):
             bank = re.sub(r"[^A-Za-z0-9_.-]", "-", str(conv.get("sample_id", "conv")))
             turns = _turns(conv["conversation"])
@@ -116,6 +119,7 @@ def evaluate_locomo(
         memwire_version=version(),
         backend=backend_used,
         config={
+            "embedder": memory_embedder,
             "fusion_weights": list(weights) if weights is not None else "default",
             "limit": limit,
             "memory": "one per turn",

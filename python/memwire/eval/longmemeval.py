@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memwire.config import MAX_RECALL_TOKENS
+from memwire.embed import Embedder
 from memwire.eval._common import progress, timed_recall, timed_retain, version
 from memwire.eval.metrics import QueryResult, summarize
 from memwire.eval.report import Latency, Report, file_sha256
@@ -58,6 +59,7 @@ def evaluate_longmemeval(
     *,
     granularity: str = "session",
     backend: str | None = None,
+    embedder: Embedder | None = None,
     weights: Sequence[float] | None = None,
     show_progress: bool | None = None,
 ) -> Report:
@@ -71,8 +73,9 @@ def evaluate_longmemeval(
     latency = Latency()
     results: list[QueryResult] = []
     skipped = 0
-    with Memory(":memory:", backend=backend) as memory:
+    with Memory(":memory:", backend=backend, embedder=embedder) as memory:
         backend_used = memory.backend
+        memory_embedder = embedder.id if embedder is not None else "bundled static"
         for q in progress(questions, len(questions), "longmemeval", show_progress):
             docs = [d for d in _docs(q, granularity) if d[1].strip()]
             gold = {key: 1 for key, _, _, is_gold in docs if is_gold}
@@ -103,6 +106,7 @@ def evaluate_longmemeval(
         memwire_version=version(),
         backend=backend_used,
         config={
+            "embedder": memory_embedder,
             "fusion_weights": list(weights) if weights is not None else "default",
             "granularity": granularity,
             "limit": 50,

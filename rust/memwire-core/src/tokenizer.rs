@@ -52,7 +52,12 @@ pub fn classify(c: char) -> u8 {
     if cp < 128 {
         return ASCII_CLASS[cp as usize];
     }
-    match CLASS_RANGES.binary_search_by(|&(lo, hi, _)| {
+    range_class(CLASS_RANGES, cp)
+}
+
+/// The class of `cp` in a sorted, disjoint `(first, last, class)` table; 0 when absent.
+pub(crate) fn range_class(table: &[(u32, u32, u8)], cp: u32) -> u8 {
+    match table.binary_search_by(|&(lo, hi, _)| {
         if hi < cp {
             std::cmp::Ordering::Less
         } else if lo > cp {
@@ -61,8 +66,8 @@ pub fn classify(c: char) -> u8 {
             std::cmp::Ordering::Equal
         }
     }) {
-        Ok(i) => CLASS_RANGES[i].2,
-        Err(_) => CLASS_SEP,
+        Ok(i) => table[i].2,
+        Err(_) => 0,
     }
 }
 

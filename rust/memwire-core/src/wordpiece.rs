@@ -9,6 +9,7 @@ use crate::error::{check_dim, Error, Result};
 use crate::generated::{
     EMBED_CLASS_RANGES, EMBED_FOLD, EMBED_MAX_WORD_CHARS, EMBED_SUBWORD_PREFIX, EMBED_UNK,
 };
+use crate::tokenizer::range_class;
 
 const SPACE: u8 = 1;
 const DROP: u8 = 2;
@@ -16,19 +17,7 @@ const PUNCT: u8 = 3;
 const CJK: u8 = 4;
 
 fn embed_class(c: char) -> u8 {
-    let cp = c as u32;
-    match EMBED_CLASS_RANGES.binary_search_by(|&(lo, hi, _)| {
-        if hi < cp {
-            std::cmp::Ordering::Less
-        } else if lo > cp {
-            std::cmp::Ordering::Greater
-        } else {
-            std::cmp::Ordering::Equal
-        }
-    }) {
-        Ok(i) => EMBED_CLASS_RANGES[i].2,
-        Err(_) => 0,
-    }
+    range_class(EMBED_CLASS_RANGES, c as u32)
 }
 
 fn embed_fold_into(c: char, out: &mut String) {

