@@ -205,7 +205,8 @@ def test_doctor(db: str, capsys: pytest.CaptureFixture[str]) -> None:
     report = json.loads(out)
     assert code == 0 and report["ok"] is True
     names = {c["name"]: c for c in report["checks"]}
-    assert set(names) == {"backend", "store path", "store health", "integrity", "server"}
+    assert set(names) == {"backend", "store path", "store health", "integrity", "server", "hooks"}
+    assert names["hooks"]["status"] == "ok" and "spool 0 waiting" in names["hooks"]["detail"]
     assert names["integrity"]["status"] == "ok"
     assert names["store health"]["memories"] == 1
     assert names["server"]["status"] == "warn"  # nothing listens on port 1
