@@ -1,15 +1,22 @@
 """The pure-Python kernel: the fallback backend and the reference oracle of docs/parity.md.
 
 It returns the same ordered ids and bit-identical scores as the Rust kernel, only slower.
+Its parts load on first use (PEP 562), so code that only needs the generated constants, or
+runs on the Rust backend, never pays for compiling the tokenizer's Unicode regexes.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from memwire._pure._generated import CONTRACT_VERSION
-from memwire._pure.index import BankIndex
-from memwire._pure.ranking import rrf, trim_to_budget
-from memwire._pure.tokenizer import tokenize
-from memwire._pure.wordpiece import StaticEmbedder
+
+if TYPE_CHECKING:
+    from memwire._pure.index import BankIndex
+    from memwire._pure.ranking import rrf, trim_to_budget
+    from memwire._pure.tokenizer import tokenize
+    from memwire._pure.wordpiece import StaticEmbedder
 
 __all__ = [
     "CONTRACT_VERSION",
@@ -19,3 +26,20 @@ __all__ = [
     "tokenize",
     "trim_to_budget",
 ]
+
+_WHERE = {
+    "BankIndex": "index",
+    "StaticEmbedder": "wordpiece",
+    "rrf": "ranking",
+    "tokenize": "tokenizer",
+    "trim_to_budget": "ranking",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"memwire._pure.{module}"), name)
+    globals()[name] = value
+    return value
