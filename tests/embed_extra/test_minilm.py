@@ -37,6 +37,11 @@ def embedder() -> MiniLMEmbedder:
     return minilm_embedder()
 
 
+@pytest.fixture(scope="module")
+def numpy_embedder() -> MiniLMEmbedder:
+    return MiniLMEmbedder(runtime="numpy")
+
+
 def test_protocol_shape_and_unit_length(embedder: MiniLMEmbedder) -> None:
     assert isinstance(embedder, Embedder)
     assert embedder.id == MODEL_ID and embedder.dim == 384
@@ -92,3 +97,25 @@ def test_refuses_a_static_bank(tmp_path: Path, embedder: MiniLMEmbedder) -> None
         memory.retain("alice prefers dark mode", bank="other")  # a new bank takes MiniLM
         memory.reembed("notes")  # and reembed moves the static bank over
         assert memory.recall("what can't bob eat?", bank="notes")[0].content.startswith("bob")
+
+
+def test_runtimes_agree(embedder: MiniLMEmbedder, numpy_embedder: MiniLMEmbedder) -> None:
+    """onnxruntime (when installed) and the numpy fallback: the same vectors to ~1e-7."""
+    assert numpy_embedder.runtime == "numpy" and numpy_embedder.id == embedder.id
+    a, b = np.stack(embedder.embed(TEXTS)), np.stack(numpy_embedder.embed(TEXTS))
+    assert float(np.min(np.sum(a * b, axis=1))) > 0.99999
+    alone = np.stack([numpy_embedder.embed([t])[0] for t in TEXTS])
+    np.testing.assert_allclose(alone, b, atol=1e-5)
+
+
+def test_corrupt_weights_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    import memwire.embed.minilm as minilm
+
+    monkeypatch.setitem(minilm._SHA256, "config.json", "0" * 64)
+    with pytest.raises(minilm.ModelFileError, match="corrupt"):
+        MiniLMEmbedder(runtime="numpy")
+
+
+def test_unknown_runtime() -> None:
+    with pytest.raises(ValueError, match="runtime"):
+        MiniLMEmbedder(runtime="torch")

@@ -53,3 +53,9 @@ def test_cli_reports_the_missing_extra(
     code = main(["eval", "locomo", "--data", str(data), "--embedder", "minilm", "--no-progress"])
     assert code == 2
     assert "memwire[embed]" in capsys.readouterr().err
+
+
+def test_onnxruntime_asked_for_but_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    with pytest.raises(EmbedExtraMissing, match=r"memwire\[embed\]"):
+        MiniLMEmbedder(runtime="onnxruntime")
