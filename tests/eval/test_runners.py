@@ -23,7 +23,7 @@ def locomo_fixture(tmp_path: Path) -> Path:
             {"speaker": "Bob", "dia_id": "D1:2", "text": "Nice! I am learning the cello."},
             {
                 "speaker": "Ann",
-                "dia_id": "D1:3",
+                "dia_id": "D1:4",
                 "text": "Look at this",
                 "blip_caption": "a red kayak",
             },
@@ -40,11 +40,11 @@ def locomo_fixture(tmp_path: Path) -> Path:
             "evidence": ["D2:1; D1:2"],
             "category": 1,
         },
-        {"question": "What colour is the kayak?", "evidence": ["D1:3"], "category": 3},
+        {"question": "What colour is the kayak?", "evidence": ["D1:4"], "category": 3},
         {"question": "Unanswerable?", "evidence": [], "category": 5},
     ]
     path = tmp_path / "locomo.json"
-    path.write_text(json.dumps([{"sample_id": "conv-x", "conversation": conv, "qa": qa}]))
+    path.write_text(json.dumps([{"sample_id": "sample-x", "conversation": conv, "qa": qa}]))
     return path
 
 
