@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import memwire
@@ -46,3 +49,32 @@ def lexical(hits: list[Hit]) -> list[Hit]:
     (the default) recall also returns the nearest memories by meaning, so "no memory mentions
     this" is asserted on these."""
     return [h for h in hits if h.bm25_rank or h.overlap_rank]
+
+
+def run_and_kill(script: str, args: list[str], at_least: int) -> dict[int, str]:
+    """Run ``script`` (which prints ``<n> <memory id>`` per acknowledged retain) in a child,
+    SIGKILL it once ``at_least`` ids were printed, and return every acknowledged id by number."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(),
+    )
+    acknowledged: dict[int, str] = {}
+    assert child.stdout is not None
+    try:
+        for line in child.stdout:
+            number, mid = line.split()
+            acknowledged[int(number)] = mid
+            if len(acknowledged) >= at_least:
+                break
+    finally:
+        child.send_signal(signal.SIGKILL)
+        rest, err = child.communicate()
+    for line in rest.splitlines():  # ids printed before the kill landed were acknowledged too
+        parts = line.split()
+        if len(parts) == 2:
+            acknowledged[int(parts[0])] = parts[1]
+    assert child.returncode == -signal.SIGKILL, err
+    return acknowledged

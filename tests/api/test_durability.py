@@ -3,7 +3,6 @@ snapshots plus replay always equal a rebuild from the rows."""
 
 from __future__ import annotations
 
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -11,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from api_support import BACKENDS, child_env, lexical
+from api_support import BACKENDS, child_env, lexical, run_and_kill
 from memwire import Memory
 from memwire import memory as memory_module
 
@@ -42,30 +41,7 @@ CHILD_RETAIN_LOOP = textwrap.dedent(
 
 
 def _run_and_kill(path: Path, backend: str, mode: str, at_least: int) -> dict[int, str]:
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD_RETAIN_LOOP, str(path), backend, mode],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=child_env(),
-    )
-    acknowledged: dict[int, str] = {}
-    assert child.stdout is not None
-    try:
-        for line in child.stdout:
-            number, mid = line.split()
-            acknowledged[int(number)] = mid
-            if len(acknowledged) >= at_least:
-                break
-    finally:
-        child.send_signal(signal.SIGKILL)
-        rest, err = child.communicate()
-    for line in rest.splitlines():  # ids printed before the kill landed were acknowledged too
-        parts = line.split()
-        if len(parts) == 2:
-            acknowledged[int(parts[0])] = parts[1]
-    assert child.returncode == -signal.SIGKILL, err
-    return acknowledged
+    return run_and_kill(CHILD_RETAIN_LOOP, [str(path), backend, mode], at_least)
 
 
 @pytest.mark.parametrize("mode", ["single", "bulk"])

@@ -3,15 +3,12 @@ survive an unclean exit and a SIGKILL, and snapshot + replay equals a rebuild fr
 
 from __future__ import annotations
 
-import signal
 import sqlite3
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-from api_support import child_env
+from api_support import run_and_kill
 from dense_support import NOTES, PARAPHRASES, TinyEmbedder, bank_space, recall_rows, stored_vectors
 from memwire import Memory
 from memwire.embed.static import MODEL_ID
@@ -123,29 +120,7 @@ CHILD_RETAIN_LOOP = textwrap.dedent(
 
 @pytest.mark.parametrize("mode", ["single", "bulk"])
 def test_sigkill_keeps_every_acknowledged_vector(db_path: Path, backend: str, mode: str) -> None:
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD_RETAIN_LOOP, str(db_path), backend, mode],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=child_env(),
-    )
-    acknowledged: dict[int, str] = {}
-    assert child.stdout is not None
-    try:
-        for line in child.stdout:
-            number, mid = line.split()
-            acknowledged[int(number)] = mid
-            if len(acknowledged) >= 120:
-                break
-    finally:
-        child.send_signal(signal.SIGKILL)
-        rest, err = child.communicate()
-    for line in rest.splitlines():
-        parts = line.split()
-        if len(parts) == 2:
-            acknowledged[int(parts[0])] = parts[1]
-    assert child.returncode == -signal.SIGKILL, err
+    acknowledged = run_and_kill(CHILD_RETAIN_LOOP, [str(db_path), backend, mode], at_least=120)
     vectors = stored_vectors(db_path, "crash")
     assert bank_space(db_path, "crash") == (MODEL_ID, 256)
     for mid in acknowledged.values():

@@ -11,7 +11,7 @@ from memwire.eval.report import Latency
 from memwire.memory import Memory
 from memwire.records import Hit
 
-__all__ = ["backend_name", "progress", "timed_recall", "timed_retain", "version"]
+__all__ = ["progress", "timed_recall", "timed_retain", "version"]
 
 
 def timed_recall(memory: Memory, latency: Latency, query: str, **kwargs: Any) -> list[Hit]:
@@ -27,10 +27,6 @@ def timed_retain(memory: Memory, latency: Latency, items: list[Any], bank: str) 
     latency.retain_seconds += time.perf_counter() - start
     latency.retained += len(items)
     return ids
-
-
-def backend_name(memory: Memory) -> str:
-    return memory.backend
 
 
 def version() -> str:
