@@ -15,6 +15,20 @@ RecallRow = tuple[int, float, int, int, int]
 Scored = tuple[int, float]
 
 
+class DenseGraphBuild(Protocol):
+    """An HNSW graph planned by :meth:`BankIndex.plan_dense_graph` (docs/parity.md, "Dense
+    stream"): built with no index lock held, then given to :meth:`BankIndex.install_dense_graph`.
+    """
+
+    def build(self) -> bool:
+        """Build the graph (long: ~40 s at 100k vectors); False when cancelled."""
+        ...
+
+    def cancel(self) -> None:
+        """Stop a running :meth:`build` early, from any thread; the plan is then useless."""
+        ...
+
+
 class BankIndex(Protocol):
     """One bank's derived index: inverted lexical index plus optional dense vectors."""
 
@@ -57,6 +71,29 @@ class BankIndex(Protocol):
         allow: Sequence[int] | None = None,
         vector: bytes | None = None,
     ) -> list[RecallRow]: ...
+
+    def dense_graph_needed(self) -> bool:
+        """More than ``DENSE_EXACT_MAX`` vectors and no HNSW graph installed: dense searches
+        are exact (never building a graph) until one is installed."""
+        ...
+
+    def plan_dense_graph(self) -> DenseGraphBuild | None:
+        """Phase 1: copy the vectors and start recording later changes; None if no graph is
+        needed."""
+        ...
+
+    def install_dense_graph(self, plan: DenseGraphBuild) -> bool:
+        """Phase 3: replay the changes made since ``plan`` onto its graph and install it;
+        False when it was not built, was cancelled or superseded, or is another index's."""
+        ...
+
+    def build_dense_graph(self) -> bool:
+        """The three phases; searches and writes go on during the build itself."""
+        ...
+
+    def _set_dense_exact_max(self, n: int) -> None:
+        """Test hook: lower this index's exact dense threshold."""
+        ...
 
     def stats(self) -> dict[str, int]: ...
 

@@ -184,19 +184,21 @@ def test_stateful(both_kernels: tuple[Kernel, Kernel]) -> None:
 def test_hnsw_above_the_exact_threshold_agrees_and_survives_snapshots(
     both_kernels: tuple[Kernel, Kernel],
 ) -> None:
-    """Above DENSE_EXACT_MAX the graph proposes candidates; both kernels build the same graph
-    (ascending ordinals, one thread), save it in snapshots, and load each other's."""
+    """Above the exact threshold (lowered here) a built graph proposes candidates; both kernels
+    build from the same vectors in the same order (ascending ordinals, one thread), save the
+    graph in snapshots, and load each other's."""
     import numpy as np
-    from memwire._pure._generated import DENSE_EXACT_MAX
 
     rng = np.random.default_rng(7)
-    n, dim = DENSE_EXACT_MAX + 200, 8
+    n, dim, threshold = 2200, 8, 2000
     vectors = [quantize(v) for v in rng.standard_normal((n, dim))]
     queries = [quantize(v) for v in rng.standard_normal((5, dim))]
     indexes = []
     for kern in both_kernels:
         index = kern.BankIndex(dim)
+        index._set_dense_exact_max(threshold)
         index.add_many(list(range(n)), [""] * n, vectors)
+        assert index.build_dense_graph()
         indexes.append(index)
     rust, py = indexes
     for q in queries:
@@ -205,6 +207,8 @@ def test_hnsw_above_the_exact_threshold_agrees_and_survives_snapshots(
     assert msgpack_field(snapshot, "hnsw") is not None
     for kern in both_kernels:
         loaded = kern.BankIndex.from_bytes(snapshot)
+        loaded._set_dense_exact_max(threshold)
+        assert not loaded.dense_graph_needed()
         for q in queries:
             assert hexed(loaded.search_dense(q, 10)) == hexed(rust.search_dense(q, 10))
 

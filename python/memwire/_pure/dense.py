@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Iterable
 from typing import Any
 
@@ -33,29 +35,149 @@ def decode(vector: bytes, dim: int) -> npt.NDArray[np.int16]:
     return arr
 
 
+def _new_graph(dim: int) -> Any:
+    from usearch.index import Index
+
+    return Index(
+        ndim=dim,
+        metric="ip",
+        dtype="f32",
+        connectivity=HNSW_CONNECTIVITY,
+        expansion_add=HNSW_EXPANSION_ADD,
+        expansion_search=HNSW_EXPANSION_SEARCH,
+    )
+
+
+def _as_f32(vectors: npt.NDArray[np.int16]) -> npt.NDArray[np.float32]:
+    # Same op as the Rust kernel: `f32::from(x) / DENSE_SCALE as f32`.
+    return vectors.astype(np.float32) / np.float32(DENSE_SCALE)
+
+
+# (ordinal, vector) for an add, (ordinal, None) for a removal.
+_Change = tuple[int, "npt.NDArray[np.int16] | None"]
+
+# Vectors inserted per call while building: a cancel takes effect between two calls. Chunking
+# does not change the graph (one thread, same order, same level generator).
+_BUILD_CHUNK = 1024
+
+
+def _graph_add(graph: Any, ordinal: int, vector: npt.NDArray[np.int16]) -> None:
+    graph.add(ordinal, _as_f32(vector), threads=1)
+
+
+class GraphBuild:
+    """A graph built off the index (docs/parity.md, "Dense stream"): planned by
+    :meth:`DenseStore.plan_graph`, built by :meth:`build` with no lock held, installed by
+    :meth:`DenseStore.install_graph`, which replays the changes recorded meanwhile."""
+
+    def __init__(self, dim: int, ords: npt.NDArray[np.uint64], mat: npt.NDArray[np.int16]):
+        self._dim = dim
+        self._ords = ords
+        self._mat = mat
+        self.journal: list[_Change] = []
+        self.cancelled = threading.Event()
+        self.graph: Any = None
+        self._lock = threading.Lock()
+
+    def build(self) -> bool:
+        """Insert every planned vector in ascending ordinal order on one thread; False when
+        cancelled."""
+        with self._lock:
+            if self.graph is not None:
+                return True
+            graph = _new_graph(self._dim)
+            for start in range(0, len(self._ords), _BUILD_CHUNK):
+                if self.cancelled.is_set():
+                    return False
+                stop = start + _BUILD_CHUNK
+                graph.add(self._ords[start:stop], _as_f32(self._mat[start:stop]), threads=1)
+            if self.cancelled.is_set():
+                return False
+            self.graph = graph
+            return True
+
+    def cancel(self) -> None:
+        """Stop a running :meth:`build` early; the plan can then not be installed."""
+        self.cancelled.set()
+
+
 class DenseStore:
-    """Vectors by ordinal; the matrix used for scoring is rebuilt lazily after changes."""
+    """Vectors by ordinal; the matrix used for scoring is rebuilt lazily after changes.
+
+    Guarded by its own lock, so that a graph can be planned and installed from another thread
+    than the one writing and searching."""
 
     def __init__(self, dim: int) -> None:
         self.dim = dim
         self.vectors: dict[int, npt.NDArray[np.int16]] = {}
+        self.exact_max = DENSE_EXACT_MAX
         self._matrix: tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]] | None = None
-        self._hnsw: Any = None  # usearch.index.Index, built at the first large search
+        self._hnsw: Any = None  # usearch.index.Index, installed by install_graph or a snapshot
+        # The newest GraphBuild while it is alive: changes are recorded in its journal.
+        self._journal: weakref.ref[GraphBuild] | None = None
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self.vectors)
 
-    def add(self, ordinal: int, vector: npt.NDArray[np.int16]) -> None:
-        self.vectors[ordinal] = vector
-        self._matrix = None
-        if self._hnsw is not None:
-            self._hnsw.add(ordinal, vector.astype(np.float32) / np.float32(DENSE_SCALE), threads=1)
+    def _record(self, change: _Change) -> None:
+        build = self._journal() if self._journal is not None else None
+        if build is not None:
+            build.journal.append(change)
 
-    def remove(self, ordinal: int) -> None:
-        if self.vectors.pop(ordinal, None) is not None:
+    def add(self, ordinal: int, vector: npt.NDArray[np.int16]) -> None:
+        with self._lock:
+            self.vectors[ordinal] = vector
             self._matrix = None
             if self._hnsw is not None:
-                self._hnsw.remove(ordinal)
+                _graph_add(self._hnsw, ordinal, vector)
+            self._record((ordinal, vector))
+
+    def remove(self, ordinal: int) -> None:
+        with self._lock:
+            if self.vectors.pop(ordinal, None) is not None:
+                self._matrix = None
+                if self._hnsw is not None:
+                    self._hnsw.remove(ordinal)
+                self._record((ordinal, None))
+
+    def needs_graph(self) -> bool:
+        """More than ``exact_max`` vectors and no graph installed (searches are exact)."""
+        return self._hnsw is None and len(self.vectors) > self.exact_max
+
+    def plan_graph(self) -> GraphBuild | None:
+        """Phase 1: copy the vectors in ascending ordinal order and start recording changes
+        (a newer plan supersedes an older one). None when no graph is needed."""
+        with self._lock:
+            if not self.needs_graph():
+                return None
+            ords = np.array(sorted(self.vectors), dtype=np.uint64)
+            mat = np.stack([self.vectors[int(o)] for o in ords])
+            build = GraphBuild(self.dim, ords, mat)
+            self._journal = weakref.ref(build)
+            return build
+
+    def install_graph(self, build: GraphBuild) -> bool:
+        """Phase 3: replay the recorded changes onto the built graph, in call order, and
+        install it; False when the build is unfinished, cancelled, superseded or foreign, or a
+        graph is already installed."""
+        with self._lock:
+            current = self._journal is not None and self._journal() is build
+            if current:
+                self._journal = None
+            if not current or build.graph is None or build.cancelled.is_set():
+                return False
+            if self._hnsw is not None:
+                return False
+            graph = build.graph
+            changes, build.journal = build.journal, []
+            for ordinal, vector in changes:
+                if vector is None:
+                    graph.remove(ordinal)
+                else:
+                    _graph_add(graph, ordinal, vector)
+            self._hnsw = graph
+            return True
 
     def _exact(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]]:
         if self._matrix is None:
@@ -67,27 +189,10 @@ class DenseStore:
             self._matrix = (ords, mat)
         return self._matrix
 
-    def _build_hnsw(self) -> Any:
-        from usearch.index import Index
-
-        index = Index(
-            ndim=self.dim,
-            metric="ip",
-            dtype="f32",
-            connectivity=HNSW_CONNECTIVITY,
-            expansion_add=HNSW_EXPANSION_ADD,
-            expansion_search=HNSW_EXPANSION_SEARCH,
-        )
-        ords = np.array(sorted(self.vectors), dtype=np.uint64)
-        if len(ords):
-            mat = np.stack([self.vectors[int(o)] for o in ords]).astype(np.float32)
-            # One call, one thread: the graph is inserted in ascending ordinal order.
-            index.add(ords, mat / np.float32(DENSE_SCALE), threads=1)
-        return index
-
     def hnsw_bytes(self) -> bytes | None:
-        """The graph serialised for a snapshot, when one was built."""
-        return None if self._hnsw is None else bytes(self._hnsw.save())
+        """The graph serialised for a snapshot, when one is installed."""
+        with self._lock:
+            return None if self._hnsw is None else bytes(self._hnsw.save())
 
     def load_hnsw(self, data: bytes) -> None:
         """Adopt a saved graph (from either backend); it must cover exactly these vectors."""
@@ -103,25 +208,29 @@ class DenseStore:
         if graph.ndim != self.dim or len(graph) != len(keys) or not np.all(graph.contains(keys)):
             raise SnapshotError("corrupt snapshot: hnsw: does not match the vectors")
         graph.expansion_search = HNSW_EXPANSION_SEARCH  # type: ignore[misc]
-        self._hnsw = graph
+        with self._lock:
+            self._hnsw = graph
 
     def search(
         self, query: npt.NDArray[np.int16], k: int, allow: set[int] | None
     ) -> list[tuple[int, float]]:
+        with self._lock:
+            return self._search(query, k, allow)
+
+    def _search(
+        self, query: npt.NDArray[np.int16], k: int, allow: set[int] | None
+    ) -> list[tuple[int, float]]:
         q = query.astype(np.int64)
-        if len(self.vectors) <= DENSE_EXACT_MAX:
+        if len(self.vectors) <= self.exact_max or self._hnsw is None:
+            # Exact up to the threshold, and above it until a graph is installed.
             ords, mat = self._exact()
             if allow is not None:
                 keep = np.fromiter((int(o) in allow for o in ords), dtype=bool, count=len(ords))
                 ords, mat = ords[keep], mat[keep]
             dots = mat @ q
         else:
-            if self._hnsw is None:
-                self._hnsw = self._build_hnsw()
             wanted = min(len(self.vectors), k * HNSW_OVERSAMPLE)
-            found = self._hnsw.search(
-                q.astype(np.float32) / np.float32(DENSE_SCALE), wanted, threads=1
-            )
+            found = self._hnsw.search(_as_f32(query), wanted, threads=1)
             cands: Iterable[int] = (int(key) for key in found.keys)
             if allow is not None:
                 cands = (c for c in cands if c in allow)

@@ -17,7 +17,7 @@ from pyroaring import BitMap
 
 from memwire._pure import _checks
 from memwire._pure._generated import BM25_B, BM25_K1, DEFAULT_DEPTH, DEFAULT_WEIGHTS
-from memwire._pure.dense import DenseStore, decode
+from memwire._pure.dense import DenseStore, GraphBuild, decode
 from memwire._pure.ranking import rrf, top_k
 from memwire._pure.tokenizer import tokenize
 from memwire.errors import InvalidInputError
@@ -268,6 +268,25 @@ class BankIndex:
         if self._dense is None:
             return []
         return self._dense.search(query, k, set(allow) if allow is not None else None)
+
+    # -- the HNSW graph (docs/parity.md, "Dense stream") -------------------------------
+    def dense_graph_needed(self) -> bool:
+        return self._dense is not None and self._dense.needs_graph()
+
+    def plan_dense_graph(self) -> GraphBuild | None:
+        return self._dense.plan_graph() if self._dense is not None else None
+
+    def install_dense_graph(self, plan: GraphBuild) -> bool:
+        return self._dense is not None and self._dense.install_graph(plan)
+
+    def build_dense_graph(self) -> bool:
+        plan = self.plan_dense_graph()
+        return plan is not None and plan.build() and self.install_dense_graph(plan)
+
+    def _set_dense_exact_max(self, n: int) -> None:
+        """Test hook: lowers the exact dense threshold of this index."""
+        if self._dense is not None:
+            self._dense.exact_max = n
 
     def recall(
         self,

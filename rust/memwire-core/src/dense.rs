@@ -2,7 +2,8 @@
 //! (docs/parity.md, "Dense stream").
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 
 use roaring::RoaringBitmap;
 use usearch::{Index as Hnsw, IndexOptions, MetricKind, ScalarKind};
@@ -48,16 +49,67 @@ fn to_f32(v: &[i16]) -> Vec<f32> {
     v.iter().map(|&x| f32::from(x) / DENSE_SCALE as f32).collect()
 }
 
+/// A change to the vectors made while a graph build is under way, replayed onto the graph
+/// when it is installed.
+enum Change {
+    Add(u32, Vec<i16>),
+    Remove(u32),
+}
+
+type Journal = Mutex<Vec<Change>>;
+
 /// Vectors by ordinal, stored row-major in one buffer (a removed row is filled by the last one).
 pub struct DenseStore {
     dim: usize,
     row_of: HashMap<u32, usize>,
     ords: Vec<u32>,
     data: Vec<i16>,
-    /// Built at the first search over more than `exact_max` vectors (as the Python twin does),
-    /// then kept in step with every add and remove; saved in snapshots.
-    hnsw: Mutex<Option<Arc<Hnsw>>>,
+    /// Never built by a search: installed by [`DenseStore::install_graph`] (or loaded from a
+    /// snapshot), then kept in step with every add and remove; saved in snapshots.
+    hnsw: Option<Hnsw>,
+    /// The journal of the newest [`GraphBuild`], while it is alive: changes made after it was
+    /// planned are recorded there. A dropped build stops the recording by itself.
+    journal: Mutex<Weak<Journal>>,
     exact_max: usize,
+}
+
+/// A graph built off the index: planned from `&DenseStore` (a copy of the vectors in ascending
+/// ordinal order), built with no borrow of the store (so the caller can hold no lock), then
+/// installed with `&mut DenseStore`, which replays the changes made meanwhile.
+pub struct GraphBuild {
+    dim: usize,
+    ords: Vec<u32>,
+    data: Vec<i16>,
+    journal: Arc<Journal>,
+    cancel: Arc<AtomicBool>,
+    graph: Option<Hnsw>,
+}
+
+impl GraphBuild {
+    /// A flag that makes a running [`GraphBuild::build`] stop early (and the build useless).
+    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
+        self.cancel.clone()
+    }
+
+    /// Builds the graph: every planned vector in ascending ordinal order, on one thread (the
+    /// graph the Python twin builds). `false` when cancelled.
+    pub fn build(&mut self) -> Result<bool> {
+        if self.graph.is_some() {
+            return Ok(true);
+        }
+        let graph = new_graph(self.dim)?;
+        graph
+            .reserve(self.ords.len().max(1))
+            .map_err(|e| Error::corrupt(format!("hnsw reserve: {e}")))?;
+        for (&o, row) in self.ords.iter().zip(self.data.chunks_exact(self.dim)) {
+            if self.cancel.load(Ordering::Relaxed) {
+                return Ok(false);
+            }
+            graph_add(&graph, o, row);
+        }
+        self.graph = Some(graph);
+        Ok(true)
+    }
 }
 
 impl DenseStore {
@@ -67,7 +119,8 @@ impl DenseStore {
             row_of: HashMap::default(),
             ords: Vec::new(),
             data: Vec::new(),
-            hnsw: Mutex::new(None),
+            hnsw: None,
+            journal: Mutex::new(Weak::new()),
             exact_max: DENSE_EXACT_MAX,
         }
     }
@@ -98,8 +151,12 @@ impl DenseStore {
         &self.data[r * self.dim..(r + 1) * self.dim]
     }
 
-    fn graph(&mut self) -> Option<Arc<Hnsw>> {
-        self.hnsw.get_mut().unwrap_or_else(|e| e.into_inner()).clone()
+    /// Records a change in the journal of the graph build under way, if any.
+    fn record(&mut self, change: impl FnOnce() -> Change) {
+        let slot = self.journal.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let Some(journal) = slot.upgrade() {
+            journal.lock().unwrap_or_else(|e| e.into_inner()).push(change());
+        }
     }
 
     /// Adds a vector already checked by [`decode`]; the ordinal must not have one.
@@ -109,9 +166,10 @@ impl DenseStore {
         debug_assert!(prev.is_none());
         self.ords.push(ordinal);
         self.data.extend_from_slice(vector);
-        if let Some(graph) = self.graph() {
-            graph_add(&graph, ordinal, vector);
+        if let Some(graph) = &self.hnsw {
+            graph_add(graph, ordinal, vector);
         }
+        self.record(|| Change::Add(ordinal, vector.to_vec()));
     }
 
     pub fn remove(&mut self, ordinal: u32) -> bool {
@@ -127,16 +185,66 @@ impl DenseStore {
         }
         self.ords.pop();
         self.data.truncate(last * self.dim);
-        if let Some(graph) = self.graph() {
-            // A failed removal only leaves a stale proposal, which re-scoring skips.
-            let _ = graph.remove(u64::from(ordinal));
+        if let Some(graph) = &self.hnsw {
+            graph_remove(graph, ordinal);
         }
+        self.record(|| Change::Remove(ordinal));
         true
     }
 
     /// The ordinals with a vector.
     pub fn docs(&self) -> RoaringBitmap {
         self.ords.iter().copied().collect()
+    }
+
+    /// Whether a search would use a graph that is not there: more than `exact_max` vectors
+    /// and none installed. Searches are exact meanwhile.
+    pub fn needs_graph(&self) -> bool {
+        self.hnsw.is_none() && self.len() > self.exact_max
+    }
+
+    /// Phase 1 of a detached graph build: copies the vectors in ascending ordinal order and
+    /// starts recording the changes made after this point (a newer plan supersedes an older
+    /// one). `None` when no graph is needed.
+    pub fn plan_graph(&self) -> Option<GraphBuild> {
+        if !self.needs_graph() {
+            return None;
+        }
+        let journal = Arc::new(Mutex::new(Vec::new()));
+        *self.journal.lock().unwrap_or_else(|e| e.into_inner()) = Arc::downgrade(&journal);
+        let mut ords = Vec::with_capacity(self.len());
+        let mut data = Vec::with_capacity(self.data.len());
+        for (o, row) in self.sorted_rows() {
+            ords.push(o);
+            data.extend_from_slice(row);
+        }
+        let cancel = Arc::new(AtomicBool::new(false));
+        Some(GraphBuild { dim: self.dim, ords, data, journal, cancel, graph: None })
+    }
+
+    /// Phase 3: replays onto the built graph, in call order, the changes recorded since it was
+    /// planned, and installs it. `false` (nothing installed) when the build was not finished,
+    /// was cancelled, was superseded by a newer plan or comes from another store, or when a
+    /// graph is already installed.
+    pub fn install_graph(&mut self, build: GraphBuild) -> bool {
+        let slot = self.journal.get_mut().unwrap_or_else(|e| e.into_inner());
+        let current = std::ptr::eq(slot.as_ptr(), Arc::as_ptr(&build.journal));
+        if current {
+            *slot = Weak::new();
+        }
+        let Some(graph) = build.graph else { return false };
+        if !current || self.hnsw.is_some() || build.cancel.load(Ordering::Relaxed) {
+            return false;
+        }
+        let changes = std::mem::take(&mut *build.journal.lock().unwrap_or_else(|e| e.into_inner()));
+        for change in changes {
+            match change {
+                Change::Add(o, v) => graph_add(&graph, o, &v),
+                Change::Remove(o) => graph_remove(&graph, o),
+            }
+        }
+        self.hnsw = Some(graph);
+        true
     }
 
     /// The `k` best `(ordinal, score)` for `query` among the ordinals `allow` admits.
@@ -150,56 +258,38 @@ impl DenseStore {
         let mut consider = |o: u32, v: &[i16]| {
             top.push(Key { primary: score(dot(query, v)), secondary: 0.0, ordinal: o });
         };
-        if self.len() <= self.exact_max {
-            for (r, &o) in self.ords.iter().enumerate() {
-                if allow.is_none_or(|a| a.contains(&o)) {
-                    consider(o, self.row(r));
+        match self.hnsw.as_ref().filter(|_| self.len() > self.exact_max) {
+            // Exact up to the threshold, and above it until a graph is installed.
+            None => {
+                for (r, &o) in self.ords.iter().enumerate() {
+                    if allow.is_none_or(|a| a.contains(&o)) {
+                        consider(o, self.row(r));
+                    }
                 }
             }
-        } else {
-            let graph = self.graph_for_search()?;
-            let wanted = self.len().min(k.saturating_mul(HNSW_OVERSAMPLE));
-            let found = graph
-                .search(&to_f32(query), wanted)
-                .map_err(|e| Error::corrupt(format!("hnsw search: {e}")))?;
-            let mut seen = HashSet::default();
-            for key in found.keys {
-                let Ok(o) = u32::try_from(key) else { continue };
-                if !seen.insert(o) || !allow.is_none_or(|a| a.contains(&o)) {
-                    continue;
-                }
-                if let Some(v) = self.get(o) {
-                    consider(o, v);
+            Some(graph) => {
+                let wanted = self.len().min(k.saturating_mul(HNSW_OVERSAMPLE));
+                let found = graph
+                    .search(&to_f32(query), wanted)
+                    .map_err(|e| Error::corrupt(format!("hnsw search: {e}")))?;
+                let mut seen = HashSet::default();
+                for key in found.keys {
+                    let Ok(o) = u32::try_from(key) else { continue };
+                    if !seen.insert(o) || !allow.is_none_or(|a| a.contains(&o)) {
+                        continue;
+                    }
+                    if let Some(v) = self.get(o) {
+                        consider(o, v);
+                    }
                 }
             }
         }
         Ok(top.into_sorted().into_iter().map(|k| (k.ordinal, k.primary)).collect())
     }
 
-    fn graph_for_search(&self) -> Result<Arc<Hnsw>> {
-        let mut slot = self.hnsw.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(g) = slot.as_ref() {
-            return Ok(g.clone());
-        }
-        // Ascending ordinal order, one thread: the same graph the Python twin builds.
-        let graph = new_graph(self.dim)?;
-        let mut order: Vec<usize> = (0..self.len()).collect();
-        order.sort_unstable_by_key(|&r| self.ords[r]);
-        graph
-            .reserve(self.len().max(1))
-            .map_err(|e| Error::corrupt(format!("hnsw reserve: {e}")))?;
-        for r in order {
-            graph_add(&graph, self.ords[r], self.row(r));
-        }
-        let graph = Arc::new(graph);
-        *slot = Some(graph.clone());
-        Ok(graph)
-    }
-
-    /// The serialised graph, when one was built.
+    /// The serialised graph, when one is installed.
     pub fn hnsw_bytes(&self) -> Result<Option<Vec<u8>>> {
-        let slot = self.hnsw.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(graph) = slot.as_ref() else { return Ok(None) };
+        let Some(graph) = self.hnsw.as_ref() else { return Ok(None) };
         let mut buf = vec![0u8; graph.serialized_length()];
         graph.save_to_buffer(&mut buf).map_err(|e| Error::corrupt(format!("hnsw save: {e}")))?;
         Ok(Some(buf))
@@ -220,7 +310,7 @@ impl DenseStore {
         if graph.size() != self.len() || self.ords.iter().any(|&o| !graph.contains(u64::from(o))) {
             return Err(bad("does not match the vectors"));
         }
-        *self.hnsw.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(graph));
+        self.hnsw = Some(graph);
         Ok(())
     }
 
@@ -252,6 +342,11 @@ fn graph_add(graph: &Hnsw, ordinal: u32, vector: &[i16]) {
     }
     // A failed insertion only loses an HNSW proposal; exact scores never depend on the graph.
     let _ = graph.add(u64::from(ordinal), &to_f32(vector));
+}
+
+fn graph_remove(graph: &Hnsw, ordinal: u32) {
+    // A failed removal only leaves a stale proposal, which re-scoring skips.
+    let _ = graph.remove(u64::from(ordinal));
 }
 
 #[cfg(test)]
@@ -295,15 +390,50 @@ mod tests {
         assert_eq!(s.search(&[1, 0], 10, Some(&allow)).unwrap(), vec![(9, 0.0)]);
     }
 
-    #[test]
-    fn hnsw_proposals_are_rescored_exactly() {
+    /// 64 small vectors, more than an exact threshold of 4.
+    fn above_threshold() -> DenseStore {
         let mut s = DenseStore::new(4);
         s.set_exact_max(4);
-        let mut exact = DenseStore::new(4);
         for o in 0..64u32 {
-            let v = [(o as i16) - 30, 7, (o as i16 % 5) + 1, -2];
-            s.add(o, &v);
-            exact.add(o, &v);
+            s.add(o, &[(o as i16) - 30, 7, (o as i16 % 5) + 1, -2]);
+        }
+        s
+    }
+
+    fn installed(mut s: DenseStore) -> DenseStore {
+        let mut build = s.plan_graph().unwrap();
+        assert!(build.build().unwrap());
+        assert!(s.install_graph(build));
+        s
+    }
+
+    #[test]
+    fn search_above_the_threshold_without_a_graph_is_exact() {
+        let s = above_threshold();
+        let mut exact = DenseStore::new(4);
+        for (o, v) in s.sorted_rows() {
+            exact.add(o, v);
+        }
+        let allow: HashSet<u32> = (10..40).collect();
+        for q in [[3, 1, 2, 0], [-5, 0, 1, 9]] {
+            assert_eq!(s.search(&q, 7, None).unwrap(), exact.search(&q, 7, None).unwrap());
+            assert_eq!(
+                s.search(&q, 3, Some(&allow)).unwrap(),
+                exact.search(&q, 3, Some(&allow)).unwrap()
+            );
+        }
+        assert!(s.needs_graph(), "a search never builds the graph");
+        assert!(s.hnsw_bytes().unwrap().is_none());
+        assert!(!exact.needs_graph() && exact.plan_graph().is_none());
+    }
+
+    #[test]
+    fn hnsw_proposals_are_rescored_exactly() {
+        let mut s = installed(above_threshold());
+        assert!(!s.needs_graph() && s.plan_graph().is_none());
+        let mut exact = DenseStore::new(4);
+        for (o, v) in s.sorted_rows() {
+            exact.add(o, v);
         }
         let q = [3, 1, 2, 0];
         let got = s.search(&q, 5, None).unwrap();
@@ -319,5 +449,64 @@ mod tests {
         t.load_hnsw(&bytes).unwrap();
         assert_eq!(t.search(&q, 5, None).unwrap(), s.search(&q, 5, None).unwrap());
         assert_eq!(s.search(&q, 1, None).unwrap()[0].0, 100);
+    }
+
+    #[test]
+    fn changes_during_a_detached_build_are_replayed_at_install() {
+        // Reference: the graph built at once, then following the same changes.
+        let mut reference = installed(above_threshold());
+        let mut s = above_threshold();
+        let mut build = s.plan_graph().unwrap();
+        s.add(200, &[9, 9, 9, 9]);
+        s.remove(3);
+        reference.add(200, &[9, 9, 9, 9]);
+        reference.remove(3);
+        assert!(build.build().unwrap());
+        s.remove(200);
+        s.add(3, &[-1, 2, -3, 4]);
+        s.add(201, &[900, -900, 900, -900]);
+        reference.remove(200);
+        reference.add(3, &[-1, 2, -3, 4]);
+        reference.add(201, &[900, -900, 900, -900]);
+        assert!(s.needs_graph(), "searches stay exact until the install");
+        assert!(s.install_graph(build));
+        assert_eq!(s.hnsw_bytes().unwrap(), reference.hnsw_bytes().unwrap());
+        for q in [[3, 1, 2, 0], [900, -900, 900, -900], [-1, 2, -3, 4]] {
+            assert_eq!(s.search(&q, 4, None).unwrap(), reference.search(&q, 4, None).unwrap());
+        }
+        assert_eq!(s.search(&[5, -5, 5, -5], 1, None).unwrap()[0].0, 201);
+        // Changes after the install are not recorded any more, they go to the graph.
+        s.add(202, &[1, 1, 1, 1]);
+        reference.add(202, &[1, 1, 1, 1]);
+        assert_eq!(s.hnsw_bytes().unwrap(), reference.hnsw_bytes().unwrap());
+    }
+
+    #[test]
+    fn a_stale_cancelled_or_foreign_build_is_not_installed() {
+        let mut s = above_threshold();
+        let mut older = s.plan_graph().unwrap();
+        let mut newer = s.plan_graph().unwrap();
+        assert!(older.build().unwrap() && newer.build().unwrap());
+        assert!(!s.install_graph(older), "superseded by a newer plan");
+        let other = above_threshold();
+        let mut foreign = other.plan_graph().unwrap();
+        assert!(foreign.build().unwrap());
+        assert!(!s.install_graph(foreign));
+        assert!(s.install_graph(newer));
+        assert!(s.plan_graph().is_none());
+
+        let mut s = above_threshold();
+        let unbuilt = s.plan_graph().unwrap();
+        assert!(!s.install_graph(unbuilt));
+        let mut cancelled = s.plan_graph().unwrap();
+        cancelled.cancel_flag().store(true, Ordering::Relaxed);
+        assert!(!cancelled.build().unwrap());
+        assert!(!s.install_graph(cancelled));
+        assert!(s.needs_graph());
+
+        // A dropped plan stops the recording.
+        drop(s.plan_graph().unwrap());
+        s.add(300, &[1, 2, 3, 4]);
+        assert!(s.journal.get_mut().unwrap().upgrade().is_none());
     }
 }

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use roaring::RoaringBitmap;
 
-use crate::dense::{self, DenseStore};
+use crate::dense::{self, DenseStore, GraphBuild};
 use crate::error::{check_dim, check_ordinal, Error, Result};
 use crate::tokenizer::Tokenizer;
 
@@ -155,6 +155,30 @@ impl BankIndex {
         if let Some(d) = self.dense.as_mut() {
             d.set_exact_max(n);
         }
+    }
+
+    /// Whether the dense part is above the exact threshold with no HNSW graph installed (its
+    /// searches are exact until [`BankIndex::install_dense_graph`]).
+    pub fn dense_graph_needed(&self) -> bool {
+        self.dense.as_ref().is_some_and(DenseStore::needs_graph)
+    }
+
+    /// Phase 1 of a detached HNSW build (docs/parity.md, "Dense stream"): `None` when no graph
+    /// is needed. Build the plan with no borrow of the index, then install it.
+    pub fn plan_dense_graph(&self) -> Option<GraphBuild> {
+        self.dense.as_ref()?.plan_graph()
+    }
+
+    /// Phase 3: installs a built plan, replaying the changes made since it was planned;
+    /// `false` when it could not be (see [`DenseStore::install_graph`]).
+    pub fn install_dense_graph(&mut self, build: GraphBuild) -> bool {
+        self.dense.as_mut().is_some_and(|d| d.install_graph(build))
+    }
+
+    /// The three phases in one call, for a caller that holds the index exclusively anyway.
+    pub fn build_dense_graph(&mut self) -> Result<bool> {
+        let Some(mut build) = self.plan_dense_graph() else { return Ok(false) };
+        Ok(build.build()? && self.install_dense_graph(build))
     }
 
     /// Decodes a query or document vector for this index.

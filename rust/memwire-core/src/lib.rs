@@ -17,6 +17,7 @@ pub mod snapshot;
 pub mod tokenizer;
 pub mod wordpiece;
 
+pub use dense::GraphBuild;
 pub use error::{Error, ErrorKind, Result};
 pub use index::{BankIndex, RecallRow, Scored, Stats};
 pub use wordpiece::StaticEmbedder;

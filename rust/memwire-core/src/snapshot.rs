@@ -321,11 +321,13 @@ mod tests {
                 [o as i16 + 1, 40 - o as i16].iter().flat_map(|x| x.to_le_bytes()).collect();
             ix.add(i64::from(o), "doc", Some(&v)).unwrap();
         }
+        assert!(ix.build_dense_graph().unwrap());
         let q: Vec<u8> = [5i16, 1].iter().flat_map(|x| x.to_le_bytes()).collect();
         let before = ix.search_dense(&q, 3, None).unwrap();
         let bytes = ix.to_bytes().unwrap();
         let mut back = BankIndex::from_bytes(&bytes).unwrap();
         back.set_dense_exact_max(3);
+        assert!(!back.dense_graph_needed());
         assert_eq!(back.search_dense(&q, 3, None).unwrap(), before);
     }
 }

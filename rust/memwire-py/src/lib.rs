@@ -1,12 +1,13 @@
 //! `memwire._native`: PyO3 bindings of `memwire-core`. Only argument conversion, GIL release and
 //! error mapping live here; behaviour is in the core crate (docs/parity.md).
 
-use std::sync::RwLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
 use memwire_core::error::{Error, ErrorKind};
 use memwire_core::generated::CONTRACT_VERSION;
 use memwire_core::{
-    budget, fusion, tokenizer, BankIndex as CoreIndex, StaticEmbedder as CoreEmbedder,
+    budget, fusion, tokenizer, BankIndex as CoreIndex, GraphBuild, StaticEmbedder as CoreEmbedder,
 };
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -348,6 +349,41 @@ impl BankIndex {
         .or_raise(py)
     }
 
+    /// Whether dense searches are exact only because no HNSW graph is installed yet.
+    fn dense_graph_needed(&self) -> bool {
+        self.read().dense_graph_needed()
+    }
+
+    /// Phase 1 of a detached graph build, under the read lock; None when no graph is needed.
+    fn plan_dense_graph(&self, py: Python<'_>) -> Option<DenseGraphBuild> {
+        let plan = py.detach(|| self.read().plan_dense_graph())?;
+        Some(DenseGraphBuild { cancel: plan.cancel_flag(), plan: Mutex::new(Some(plan)) })
+    }
+
+    /// Phase 3, under the write lock: replays the changes made since the plan and installs it.
+    fn install_dense_graph(&self, py: Python<'_>, plan: &DenseGraphBuild) -> bool {
+        py.detach(|| match plan.take() {
+            Some(plan) => self.write().install_dense_graph(plan),
+            None => false,
+        })
+    }
+
+    /// The three phases; the graph itself is built with no lock held and without the GIL, so
+    /// searches and writes go on meanwhile (they are exact until the install).
+    fn build_dense_graph(&self, py: Python<'_>) -> PyResult<bool> {
+        py.detach(|| {
+            let planned = self.read().plan_dense_graph();
+            let Some(mut plan) = planned else { return Ok(false) };
+            Ok(plan.build()? && self.write().install_dense_graph(plan))
+        })
+        .or_raise(py)
+    }
+
+    /// Test hook: lowers the exact dense threshold of this index.
+    fn _set_dense_exact_max(&self, n: usize) {
+        self.write().set_dense_exact_max(n);
+    }
+
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.read().stats();
         let d = PyDict::new(py);
@@ -368,6 +404,37 @@ impl BankIndex {
     fn from_bytes(py: Python<'_>, data: PyBackedBytes) -> PyResult<Self> {
         let index = py.detach(|| CoreIndex::from_bytes(&data)).or_raise(py)?;
         Ok(Self { inner: RwLock::new(index) })
+    }
+}
+
+/// A planned HNSW graph (`BankIndex.plan_dense_graph`): `build()` it with no index lock held,
+/// then `BankIndex.install_dense_graph(plan)`. `cancel()` may be called from any thread.
+#[pyclass(module = "memwire._native", name = "DenseGraphBuild", frozen)]
+struct DenseGraphBuild {
+    plan: Mutex<Option<GraphBuild>>,
+    cancel: Arc<AtomicBool>,
+}
+
+impl DenseGraphBuild {
+    fn take(&self) -> Option<GraphBuild> {
+        self.plan.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+#[pymethods]
+impl DenseGraphBuild {
+    /// Builds the graph (phase 2) without the GIL; False when cancelled or already installed.
+    fn build(&self, py: Python<'_>) -> PyResult<bool> {
+        py.detach(|| match self.plan.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            Some(plan) => plan.build(),
+            None => Ok(false),
+        })
+        .or_raise(py)
+    }
+
+    /// Stops a running build early; the plan can then not be installed.
+    fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
     }
 }
 
@@ -428,6 +495,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trim_to_budget, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
     m.add_class::<BankIndex>()?;
+    m.add_class::<DenseGraphBuild>()?;
     m.add_class::<StaticEmbedder>()?;
     Ok(())
 }

@@ -1,0 +1,216 @@
+"""The HNSW graph is never built by a search: exact meanwhile, built detached (plan, build with
+no lock held, install with the changes made meanwhile replayed), on each backend and alike."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import msgpack
+import numpy as np
+import pytest
+from memwire._kernel import BankIndex, Kernel
+from memwire._pure._generated import DENSE_SCALE
+from memwire._vectors import quantize
+
+from .test_differential import hexed
+
+DIM = 8
+N = 600
+THRESHOLD = 100
+
+
+def vectors(n: int, seed: int, dim: int = DIM) -> list[bytes]:
+    rng = np.random.default_rng(seed)
+    return [quantize(v) for v in rng.standard_normal((n, dim))]
+
+
+def large(kernel: Kernel, n: int = N, dim: int = DIM, seed: int = 1) -> BankIndex:
+    """An index above its (lowered) exact threshold, without a graph."""
+    index = kernel.BankIndex(dim)
+    index._set_dense_exact_max(THRESHOLD)
+    index.add_many(list(range(n)), [f"doc {o}" for o in range(n)], vectors(n, seed, dim))
+    return index
+
+
+def graph_bytes(index: BankIndex) -> bytes | None:
+    graph: bytes | None = msgpack.unpackb(index.to_bytes())["hnsw"]
+    return graph
+
+
+def exact(index: BankIndex, query: bytes, k: int) -> list[tuple[int, float]]:
+    """Brute force over the index's own vectors, read back from its snapshot."""
+    doc = msgpack.unpackb(index.to_bytes())
+    from pyroaring import BitMap
+
+    ords = list(BitMap.deserialize(doc["vec_docs"]))
+    mat = np.frombuffer(doc["vectors"], dtype="<i2").reshape(len(ords), doc["dim"])
+    q = np.frombuffer(query, dtype="<i2").astype(np.int64)
+    dots = mat.astype(np.int64) @ q
+    order = sorted(range(len(ords)), key=lambda i: (-int(dots[i]), ords[i]))[:k]
+    return [(ords[i], int(dots[i]) / float(DENSE_SCALE * DENSE_SCALE)) for i in order]
+
+
+def test_search_above_the_threshold_without_a_graph_is_exact(kernel: Kernel) -> None:
+    index = large(kernel)
+    assert index.dense_graph_needed()
+    allow = list(range(50, 400, 3))
+    for q in vectors(5, seed=2):
+        assert index.search_dense(q, 10) == exact(index, q, 10)
+        got = index.search_dense(q, 5, allow)
+        assert [o for o, _ in got] == [o for o, _ in exact(index, q, N) if o in allow][:5]
+    assert index.recall("doc", 5, vector=vectors(1, seed=3)[0])
+    assert index.dense_graph_needed(), "a search never builds the graph"
+    assert graph_bytes(index) is None
+
+
+def test_at_or_below_the_threshold_no_graph_is_built(kernel: Kernel) -> None:
+    index = kernel.BankIndex(DIM)
+    index._set_dense_exact_max(THRESHOLD)
+    index.add_many(list(range(THRESHOLD)), [""] * THRESHOLD, vectors(THRESHOLD, seed=1))
+    assert not index.dense_graph_needed()
+    assert index.plan_dense_graph() is None
+    assert index.build_dense_graph() is False
+    assert not kernel.BankIndex(0).dense_graph_needed()
+    assert kernel.BankIndex(0).build_dense_graph() is False
+
+
+def test_a_built_graph_proposes_candidates_rescored_exactly(kernel: Kernel) -> None:
+    index = large(kernel)
+    assert index.build_dense_graph() is True
+    assert not index.dense_graph_needed()
+    assert index.build_dense_graph() is False, "a graph already exists"
+    assert graph_bytes(index) is not None
+    for q in vectors(5, seed=2):
+        got = index.search_dense(q, 10)
+        truth = dict(exact(index, q, N))
+        assert len(got) == 10
+        assert all(score == truth[o] for o, score in got), "proposals are re-scored exactly"
+        assert got == sorted(got, key=lambda e: (-e[1], e[0]))
+        assert got[0] == exact(index, q, 1)[0]
+
+
+def test_changes_during_a_detached_build_are_replayed_at_install(kernel: Kernel) -> None:
+    extra = vectors(6, seed=9)
+    reference = large(kernel)
+    assert reference.build_dense_graph()
+    index = large(kernel)
+    plan = index.plan_dense_graph()  # phase 1
+    assert plan is not None
+    index.add(1000, "new", extra[0])
+    index.remove(7)
+    reference.add(1000, "new", extra[0])
+    reference.remove(7)
+    assert plan.build()  # phase 2
+    index.remove(1000)
+    index.add(7, "back", extra[1])
+    index.add(1001, "newer", extra[2])
+    reference.remove(1000)
+    reference.add(7, "back", extra[1])
+    reference.add(1001, "newer", extra[2])
+    q = extra[2]
+    assert index.dense_graph_needed(), "exact until the install"
+    assert index.search_dense(q, 1)[0][0] == 1001
+    assert index.install_dense_graph(plan)  # phase 3
+    assert not index.dense_graph_needed()
+    # The same graph as one built at once that then followed the same changes.
+    assert graph_bytes(index) == graph_bytes(reference)
+    for query in [*extra, *vectors(3, seed=4)]:
+        assert index.search_dense(query, 5) == reference.search_dense(query, 5)
+    assert index.search_dense(q, 1)[0][0] == 1001
+    assert 1000 not in [o for o, _ in index.search_dense(extra[0], N)]
+    index.add(1002, "after", extra[3])  # goes to the graph directly now
+    reference.add(1002, "after", extra[3])
+    assert graph_bytes(index) == graph_bytes(reference)
+
+
+def test_a_stale_cancelled_or_foreign_plan_is_not_installed(kernel: Kernel) -> None:
+    index = large(kernel)
+    older, newer = index.plan_dense_graph(), index.plan_dense_graph()
+    assert older is not None and newer is not None
+    assert older.build() and newer.build()
+    assert not index.install_dense_graph(older), "superseded by a newer plan"
+    other = large(kernel)
+    foreign = other.plan_dense_graph()
+    assert foreign is not None and foreign.build()
+    assert not index.install_dense_graph(foreign)
+    assert index.install_dense_graph(newer)
+    assert not index.install_dense_graph(newer), "installed once"
+
+    index = large(kernel)
+    unbuilt = index.plan_dense_graph()
+    assert unbuilt is not None
+    assert not index.install_dense_graph(unbuilt)
+    cancelled = index.plan_dense_graph()
+    assert cancelled is not None
+    cancelled.cancel()
+    assert cancelled.build() is False
+    assert not index.install_dense_graph(cancelled)
+    assert index.dense_graph_needed() and graph_bytes(index) is None
+
+
+def test_recall_and_retain_go_on_while_the_graph_is_built(kernel: Kernel) -> None:
+    """Phase 2 holds no index lock (and not the GIL): searches and writes complete during it.
+    Each operation is counted only if the build was still running after it returned."""
+    n, dim = 12_000, 32
+    index = large(kernel, n=n, dim=dim)
+    plan = index.plan_dense_graph()
+    assert plan is not None
+    result: list[Any] = []
+    builder = threading.Thread(target=lambda: result.append(plan.build()))
+    fresh = vectors(200, seed=5, dim=dim)
+    during = 0
+    added: list[int] = []
+    builder.start()
+    try:
+        for i, vec in enumerate(fresh):
+            index.add(n + i, f"fresh{i}", vec)
+            rows = index.recall(f"fresh{i}", 3, vector=vec)
+            assert rows[0][0] == n + i
+            if not builder.is_alive():
+                break
+            added.append(n + i)
+            during += 1
+    finally:
+        builder.join()
+    assert result == [True]
+    assert during >= 1, "no recall completed while the graph was being built"
+    assert index.install_dense_graph(plan)
+    for i, o in enumerate(added):
+        assert index.search_dense(fresh[i], 1)[0][0] == o
+
+
+def test_a_graph_built_detached_agrees_across_backends(
+    both_kernels: tuple[Kernel, Kernel],
+) -> None:
+    """Both kernels build from the same vectors in the same order, replay the same changes,
+    and rank alike; each reads the other's graph."""
+    extra = vectors(4, seed=8)
+    indexes = []
+    for kern in both_kernels:
+        index = large(kern)
+        plan = index.plan_dense_graph()
+        assert plan is not None
+        index.add(5000, "x", extra[0])
+        index.remove(3)
+        assert plan.build()
+        index.add(5001, "y", extra[1])
+        assert index.install_dense_graph(plan)
+        indexes.append(index)
+    rust, py = indexes
+    for q in [*extra, *vectors(8, seed=6)]:
+        assert hexed(rust.search_dense(q, 10)) == hexed(py.search_dense(q, 10))
+        assert rust.search_dense(q, 10) == exact(rust, q, 10)
+        assert hexed(rust.recall("x y", 5, vector=q)) == hexed(py.recall("x y", 5, vector=q))
+    for source in indexes:
+        for kern in both_kernels:
+            loaded = kern.BankIndex.from_bytes(source.to_bytes())
+            loaded._set_dense_exact_max(THRESHOLD)
+            assert not loaded.dense_graph_needed()
+            for q in extra:
+                assert hexed(loaded.search_dense(q, 10)) == hexed(source.search_dense(q, 10))
+
+
+@pytest.mark.parametrize("dim", [0, DIM])
+def test_dense_graph_needed_is_false_for_an_empty_index(kernel: Kernel, dim: int) -> None:
+    assert not kernel.BankIndex(dim).dense_graph_needed()
