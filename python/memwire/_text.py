@@ -26,6 +26,7 @@ __all__ = [
     "clean_label",
     "clean_tags",
     "clean_text",
+    "embed_text",
     "index_text",
     "nfkc",
 ]
@@ -105,5 +106,21 @@ def clean_tags(value: object, what: str = "tags") -> list[str]:
 
 
 def index_text(content: str, context: str | None) -> str:
-    """The text the kernel indexes for one memory: its content, then its context."""
-    return content if not context else content + "\n" + context
+    """The text the kernel indexes for one memory.
+
+    Without context it is the content. With context it is the content twice, then the
+    context: BM25 then weighs the memory's own words twice as much as its context (BM25F with
+    integer field weights 2 and 1, exact on both backends because it is plain term counting).
+    Context widens what a memory is found by without letting a long context outrank the
+    memory that says the thing (docs/storage.md, "What is indexed").
+    """
+    return content if not context else content + "\n" + content + "\n" + context
+
+
+def embed_text(content: str) -> str:
+    """The text a memory's vector is computed from: its content alone.
+
+    The lexical streams already use the context; mean-pooled context drowns what the memory
+    itself says (docs/dense.md, "The space rules").
+    """
+    return content

@@ -37,6 +37,7 @@ from memwire._text import (
     clean_label,
     clean_tags,
     clean_text,
+    embed_text,
     index_text,
 )
 from memwire.embed import Embedder, check_embedder, encode
@@ -69,7 +70,18 @@ UPDATE_MODES = ("replace", "append")
 ITEM_KEYS = frozenset(("content", "tags", "context", "created_at", "document_id", "update_mode"))
 # What an index snapshot depends on besides the kernel (which checks its own versions): how
 # this shell builds index text and the Unicode version of the NFKC it applies.
-SHELL_FORMAT = f"shell=1;nfkc={unicodedata.unidata_version}"
+SHELL_FORMAT = f"shell=2;nfkc={unicodedata.unidata_version}"
+
+
+def _is_lookup(index: BankIndex, query: str, allow: Sequence[int] | None, ratio: float) -> bool:
+    """Whether BM25's best hit leads the second by ``ratio`` (config ``lookup_ratio``).
+
+    Such a query names something one memory has (an identifier, a rare name); the dense stream
+    would only add neighbours that can outrank it, so recall runs it lexically."""
+    if ratio <= 0:
+        return False
+    top = index.search_bm25(query, 2, allow)
+    return len(top) == 2 and top[0][1] >= ratio * top[1][1]
 
 
 def default_path() -> Path:
@@ -379,7 +391,7 @@ class Memory:
         if found is None or not items:
             return list(items), None
         embedder, space = found
-        vectors = encode(embedder, space, [index_text(i.content, i.context) for i in items])
+        vectors = encode(embedder, space, [embed_text(i.content) for i in items])
         return [
             item if vector is None else dataclasses.replace(item, vector=vector)
             for item, vector in zip(items, vectors, strict=True)
@@ -672,12 +684,6 @@ class Memory:
             if head is None or state.index is None or len(state.index) == 0:
                 return []
             cfg = head.config
-            weights = config.fusion_weights(cfg)
-            vector: bytes | None = None
-            if weights[2] > 0 and head.embedder is not None and state.index.dim:
-                chosen = self._bank_embedder(name, head)
-                if chosen is not None:
-                    vector = encode(chosen[0], chosen[1], [text])[0]
             days = config.ttl_days(cfg)
             cutoff = _dates.cutoff(days) if days is not None else None
             allow = None
@@ -685,6 +691,16 @@ class Memory:
                 allow = self._store.allowed(state.bank_id, want, avoid, cutoff)
                 if allow is not None and not allow:
                     return []
+            weights = config.fusion_weights(cfg)
+            vector: bytes | None = None
+            if weights[2] > 0 and head.embedder is not None and state.index.dim:
+                lexical = weights[0] > 0 or weights[1] > 0
+                if lexical and _is_lookup(state.index, text, allow, config.lookup_ratio(cfg)):
+                    weights = (weights[0], weights[1], 0.0)
+                else:
+                    chosen = self._bank_embedder(name, head)
+                    if chosen is not None:
+                        vector = encode(chosen[0], chosen[1], [text])[0]
             rows = state.index.recall(text, count, weights=weights, allow=allow, vector=vector)
             bank_id = state.bank_id
         self._maybe_snapshot(state)
@@ -833,7 +849,7 @@ class Memory:
                 if self._store.finish_reembed(bank_id, space) is not None:
                     break
                 continue  # memories were retained after the last page
-            vectors = encode(chosen, space, [index_text(p[1], p[2]) for p in page])
+            vectors = encode(chosen, space, [embed_text(p[1]) for p in page])
             cursor = page[-1][0]
             self._store.stage_vectors(
                 bank_id, space, [(p[0], v) for p, v in zip(page, vectors, strict=True)], cursor

@@ -62,9 +62,10 @@ def test_tags_are_cleaned_and_deduplicated() -> None:
         clean_tags([f"t{i}" for i in range(33)])
 
 
-def test_index_text_joins_content_and_context() -> None:
+def test_index_text_counts_the_content_twice_when_there_is_context() -> None:
     assert index_text("a", None) == "a"
-    assert index_text("a", "b") == "a\nb"
+    assert index_text("a", "") == "a"
+    assert index_text("a", "b") == "a\na\nb"
 
 
 @pytest.mark.parametrize(

@@ -277,3 +277,62 @@ def test_min_score_is_validated(mem: Memory, bad: object) -> None:
     mem.retain("something")
     with pytest.raises(InvalidInputError, match="min_score"):
         mem.recall("something", min_score=bad)  # type: ignore[arg-type]
+
+
+# -- content and context ---------------------------------------------------------------------
+
+
+def test_the_vector_is_computed_from_the_content_alone(db_path: Path, any_backend: str) -> None:
+    tiny = TinyEmbedder()
+    with Memory(db_path, backend=any_backend, embedder=tiny) as m:
+        plain = m.retain("deploys go through the staging cluster")
+        with_context = m.retain(
+            "deploys go through the staging cluster", context="said during the outage review"
+        )
+    vectors = stored_vectors(db_path)
+    assert vectors[plain] is not None and vectors[plain] == vectors[with_context]
+
+
+def test_a_memory_saying_it_outranks_one_whose_context_says_it(mem: Memory) -> None:
+    mem.set_config("ctx", {"embedder": "none"})
+    # Same words, same length: only the field the query words sit in differs. The older
+    # memory would win a tie, so it is the one whose context holds the words.
+    around = mem.retain(
+        "notes on the billing export", context="rotate the signing keys monthly", bank="ctx"
+    )
+    said = mem.retain(
+        "rotate the signing keys monthly", context="notes on the billing export", bank="ctx"
+    )
+    hits = mem.recall("rotate signing keys", bank="ctx", limit=10)
+    assert [h.id for h in hits] == [said, around]
+
+
+# -- lookups -----------------------------------------------------------------------------------
+
+
+def test_a_lookup_query_skips_the_dense_stream(mem: Memory) -> None:
+    needle = mem.retain_many([*NOTES, "the staging deploy failed with error E0502"])[-1]
+    # "E0502" is in one memory only: BM25's leader scores far above the runner-up
+    # ("the staging database..."), so the query is a lookup and runs lexically.
+    lookup = mem.recall("staging E0502", limit=10)
+    assert lookup[0].id == needle
+    assert len(lookup) >= 2 and all(h.dense_rank == 0 for h in lookup)
+    # A query matching two memories about as well is not a lookup: the dense stream runs.
+    broad = mem.recall("staging", limit=10)
+    assert any(h.dense_rank for h in broad)
+    # lookup_ratio 0 turns the gate off; a ratio no query reaches keeps the dense stream too.
+    for ratio in (0, 1e9):
+        mem.set_config("default", {"lookup_ratio": ratio})
+        hits = mem.recall("staging E0502", limit=10)
+        assert hits[0].id == needle and any(h.dense_rank for h in hits)
+    # a dense-only bank is never gated
+    mem.set_config("default", {"lookup_ratio": None, "fusion_weights": [0, 0, 1]})
+    assert all(h.dense_rank for h in mem.recall("staging E0502", limit=10))
+
+
+@pytest.mark.parametrize("bad", [0.5, -1, math.nan, math.inf, True, "2", [1.5]])
+def test_lookup_ratio_is_validated(mem: Memory, bad: object) -> None:
+    mem.retain("a memory so that the bank exists")
+    with pytest.raises(InvalidInputError, match="lookup_ratio"):
+        mem.set_config("default", {"lookup_ratio": bad})
+    assert "lookup_ratio" not in mem.get_config("default")

@@ -69,6 +69,14 @@ def register(commands: Any) -> None:
     )
     s.add_argument("--data", type=Path, required=True, help="LoCoMo JSON (locomo10.json format)")
     s.add_argument("--limit", type=int, default=20, help="hits recalled per question (max 100)")
+    s.add_argument(
+        "--context-turns",
+        type=int,
+        default=2,
+        metavar="N",
+        help="store each turn with the N turns before it (same session) as context; "
+        "0 stores turns alone (default: 2)",
+    )
     _add_run_options(s)
     s.set_defaults(run=run_locomo)
 
@@ -150,6 +158,7 @@ def run_locomo(args: argparse.Namespace) -> int:
         embedder=_embedder(args),
         weights=args.weights,
         limit=args.limit,
+        context_turns=args.context_turns,
         show_progress=_show(args),
     )
     return _finish(args, report)

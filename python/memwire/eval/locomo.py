@@ -1,8 +1,11 @@
 """LoCoMo (Maharana et al., ACL 2024): turn-level retrieval over long conversations.
 
 One bank per conversation, one memory per dialogue turn (``speaker: text``, plus the image
-caption when the turn has one), dated with its session's date; each question of categories 1-4
-is a query whose gold is its evidence turns. Two hit rules are reported side by side:
+caption when the turn has one), dated with its session's date. A turn is stored the way an agent
+capturing a conversation would store it: with the turns it follows (``context_turns``, default
+2, same session, without their speaker labels) as its context, which recall matches at half the
+weight of the turn itself (docs/storage.md). Each question of categories 1-4 is a query whose
+gold is its evidence turns. Two hit rules are reported side by side:
 
 - **strict**: the evidence turn's own memory is among the hits;
 - **served**: the evidence turn's text is inside what recall hands the agent (a hit's content
@@ -17,9 +20,10 @@ import re
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from memwire.embed import Embedder
+from memwire.errors import InvalidInputError
 from memwire.eval._common import progress, timed_recall, timed_retain, version
 from memwire.eval.metrics import QueryResult, summarize
 from memwire.eval.report import Latency, Report, file_sha256
@@ -37,20 +41,37 @@ def _session_date(text: str) -> datetime:
     return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
 
 
-def turn_text(turn: dict[str, Any]) -> str:
-    text = f"{turn['speaker']}: {turn['text']}"
+def _said(turn: dict[str, Any]) -> str:
+    """What a turn says: its text, plus the image caption when it has one."""
+    text = str(turn["text"])
     if turn.get("blip_caption"):
         text += f" [image: {turn['blip_caption']}]"
     return text
 
 
-def _turns(conversation: dict[str, Any]) -> list[tuple[str, str, datetime]]:
+def turn_text(turn: dict[str, Any]) -> str:
+    return f"{turn['speaker']}: {_said(turn)}"
+
+
+class _Turn(NamedTuple):
+    dia_id: str
+    text: str  # the memory's content: "speaker: what was said"
+    said: str  # what was said, as it appears in the next turns' context
+    context: str | None
+    when: datetime
+
+
+def _turns(conversation: dict[str, Any], context_turns: int) -> list[_Turn]:
+    """Every turn, in conversation order, with its context."""
     sessions = sorted((int(m.group(1)), key) for key in conversation if (m := _SESSION.match(key)))
     out = []
     for number, key in sessions:
         when = _session_date(conversation[f"session_{number}_date_time"])
-        for turn in conversation[key]:
-            out.append((turn["dia_id"], turn_text(turn), when))
+        turns = conversation[key]
+        for i, turn in enumerate(turns):
+            before = turns[max(0, i - context_turns) : i]
+            context = "\n".join(_said(t) for t in before) or None
+            out.append(_Turn(turn["dia_id"], turn_text(turn), _said(turn), context, when))
     return out
 
 
@@ -65,9 +86,18 @@ def evaluate_locomo(
     embedder: Embedder | None = None,
     weights: Sequence[float] | None = None,
     limit: int = 20,
+    context_turns: int = 2,
     show_progress: bool | None = None,
 ) -> Report:
-    """Run the LoCoMo retrieval evaluation on ``data`` (the original JSON format)."""
+    """Run the LoCoMo retrieval evaluation on ``data`` (the original JSON format).
+
+    ``context_turns``: how many preceding turns of the same session each turn is stored with
+    as its context (0 stores turns alone).
+    """
+    if isinstance(context_turns, bool) or not isinstance(context_turns, int) or context_turns < 0:
+        raise InvalidInputError(
+            f"context_turns must be a non-negative integer, got {context_turns!r}"
+        )
     path = Path(data)
     conversations = json.loads(path.read_text(encoding="utf-8"))
     latency = Latency()
@@ -77,19 +107,21 @@ def evaluate_locomo(
         memory_embedder = embedder.id if embedder is not None else "bundled static"
         for conv in progress(conversations, len(conversations), "locomo", show_progress):
             bank = re.sub(r"[^A-Za-z0-9_.-]", "-", str(conv.get("sample_id", "conv")))
-            turns = _turns(conv["conversation"])
-            items = [{"content": text, "created_at": when} for _, text, when in turns]
+            turns = _turns(conv["conversation"], context_turns)
+            items = [{"content": t.text, "context": t.context, "created_at": t.when} for t in turns]
             if weights is not None:
                 memory.set_config(bank, {"fusion_weights": list(weights)})
             ids = timed_retain(memory, latency, items, bank)
             by_id: dict[str, list[str]] = {}
-            for (dia_id, _, _), memory_id in zip(turns, ids, strict=True):
-                by_id.setdefault(memory_id, []).append(dia_id)
-            texts = {dia_id: text for dia_id, text, _ in turns}
+            for turn, memory_id in zip(turns, ids, strict=True):
+                by_id.setdefault(memory_id, []).append(turn.dia_id)
+            # A turn is "shown" when what it says is in a hit (as content, or as another
+            # turn's context, where it appears without its speaker label).
+            said = {t.dia_id: t.said for t in turns}
             for qa in conv["qa"]:
                 if qa.get("category") not in CATEGORIES:
                     continue
-                gold = {g: 1 for g in _evidence(qa) if g in texts}
+                gold = {g: 1 for g in _evidence(qa) if g in said}
                 if not gold:
                     continue
                 hits = timed_recall(memory, latency, qa["question"], bank=bank, limit=limit)
@@ -97,7 +129,7 @@ def evaluate_locomo(
                 served_at = []
                 for h in hits:
                     shown = h.content + "\n" + (h.context or "")
-                    served_at.append(frozenset(g for g in gold if texts[g] in shown))
+                    served_at.append(frozenset(g for g in gold if said[g] in shown))
                 results.append(
                     QueryResult(
                         ranked=ranked,
@@ -123,6 +155,7 @@ def evaluate_locomo(
             "fusion_weights": list(weights) if weights is not None else "default",
             "limit": limit,
             "memory": "one per turn",
+            "context_turns": context_turns,
             "budget": "bank default",
         },
         rules={
