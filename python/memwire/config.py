@@ -28,6 +28,8 @@ from memwire._text import clean_tags
 from memwire.errors import InvalidInputError
 
 __all__ = [
+    "ACTING_KEYS",
+    "ACTING_KEYS_TEXT",
     "DEFAULT_EMBEDDER",
     "DEFAULT_FUSION_WEIGHTS",
     "DEFAULT_LOOKUP_RATIO",
@@ -45,6 +47,16 @@ __all__ = [
 ]
 
 DEFAULT_RECALL_TOKENS = 8000
+# The keys that change behaviour, for help texts and schemas (any other key is kept verbatim).
+ACTING_KEYS = (
+    "recall_max_tokens",
+    "retain_tags",
+    "ttl_days",
+    "embedder",
+    "fusion_weights",
+    "lookup_ratio",
+)
+ACTING_KEYS_TEXT = ", ".join(ACTING_KEYS[:-1]) + " and " + ACTING_KEYS[-1]
 MAX_RECALL_TOKENS = 1_000_000
 MAX_CONFIG_BYTES = 64 * 1024
 EMBEDDER_MODES = ("static", "none")

@@ -23,6 +23,7 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.server.lowlevel import Server
 
+from memwire.config import ACTING_KEYS_TEXT
 from memwire.errors import InvalidInputError, MemwireError
 from memwire.server import ops
 
@@ -152,8 +153,8 @@ TOOLS: list[types.Tool] = [
     _tool(
         "memory_bank_config_get",
         "Get a bank's config",
-        "The bank's configuration (recall_max_tokens, retain_tags, ttl_days and any other "
-        "keys set on it).",
+        f"The bank's configuration ({ACTING_KEYS_TEXT} act; any other keys set on it are "
+        "kept verbatim).",
         {},
         [],
         read_only=True,

@@ -15,6 +15,7 @@ from memwire.cli._common import (
     emit,
     open_memory,
 )
+from memwire.config import ACTING_KEYS_TEXT
 from memwire.server import ops
 
 __all__ = ["register"]
@@ -53,8 +54,8 @@ def register(commands: Any) -> None:
         "config",
         help="show or change a bank's config",
         description="Show a bank's config, or change it with --set KEY=VALUE (VALUE is JSON "
-        "when it parses as JSON, else a string) and --unset KEY. recall_max_tokens, "
-        "retain_tags and ttl_days act; other keys are kept verbatim.",
+        f"when it parses as JSON, else a string) and --unset KEY. {ACTING_KEYS_TEXT} act "
+        "(docs/storage.md); other keys are kept verbatim.",
     )
     add_bank(p)
     p.add_argument(

@@ -10,6 +10,8 @@ import copy
 from functools import lru_cache
 from typing import Any
 
+from memwire.config import ACTING_KEYS_TEXT
+
 __all__ = ["document"]
 
 _STR_LIST = {"type": "array", "items": {"type": "string"}}
@@ -152,12 +154,20 @@ def _document() -> dict[str, Any]:
         },
         "Config": {
             "type": "object",
-            "description": "Bank config. recall_max_tokens, retain_tags and ttl_days act; "
+            "description": f"Bank config. {ACTING_KEYS_TEXT} act (docs/storage.md); "
             "other keys are kept verbatim; a null value removes a key.",
             "properties": {
                 "recall_max_tokens": {"type": ["integer", "null"], "minimum": 1},
                 "retain_tags": {"type": ["array", "null"], "items": {"type": "string"}},
                 "ttl_days": {"type": ["number", "null"], "exclusiveMinimum": 0},
+                "embedder": {"enum": ["static", "none", None]},
+                "fusion_weights": {
+                    "type": ["array", "null"],
+                    "items": {"type": "number", "minimum": 0},
+                    "minItems": 3,
+                    "maxItems": 3,
+                },
+                "lookup_ratio": {"type": ["number", "null"], "minimum": 0},
             },
         },
         "Stats": {"type": "object"},
