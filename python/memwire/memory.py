@@ -423,6 +423,7 @@ class Memory:
                 index = None
             if index is not None:
                 state.applied = state.snap_seq = snap.seq
+            del snap  # as big as the index: not kept through the replay
         state.index = index if index is not None else self._kernel.BankIndex(dim)
         self._replay(state, reload_on_gap=use_snapshot)
 

@@ -141,6 +141,30 @@ def _row(values: Sequence[Any]) -> Row:
     )
 
 
+BLOB_CHUNK = 4 << 20
+
+
+def _write_blob(
+    conn: sqlite3.Connection,
+    sql: str,
+    params: tuple[object, ...],
+    data: bytes,
+    where: tuple[str, str, int],
+) -> None:
+    """Run ``sql`` (whose ``{}`` stands for the blob) with ``data`` as its blob. Binding a big
+    blob makes SQLite copy it twice (the bound value, then the record); writing a zeroblob
+    and then the data in chunks through incremental I/O (Python 3.11+) copies it never."""
+    if not hasattr(conn, "blobopen"):
+        conn.execute(sql.format("?"), (*params, data))
+        return
+    conn.execute(sql.format("zeroblob(?)"), (*params, len(data)))
+    table, column, rowid = where
+    view = memoryview(data)
+    with conn.blobopen(table, column, rowid) as blob:
+        for start in range(0, len(view), BLOB_CHUNK):
+            blob.write(view[start : start + BLOB_CHUNK])
+
+
 def _is_busy(exc: sqlite3.Error) -> bool:
     code = getattr(exc, "sqlite_errorcode", None)
     if code is not None and code & 0xFF in (5, 6):  # SQLITE_BUSY, SQLITE_LOCKED
@@ -719,14 +743,27 @@ class SQLiteStore:
         return self._read(read, "replay")
 
     def load_snapshot(self, bank_id: int, shell: str) -> Snapshot | None:
-        found = self._retry(
-            lambda conn: conn.execute(
-                "SELECT seq, data FROM snapshots WHERE bank_id = ? AND shell = ?",
-                (bank_id, shell),
-            ).fetchone(),
-            "load snapshot",
-        )
-        return None if found is None else Snapshot(found[0], bytes(found[1]))
+        """The bank's snapshot if its shell format is ``shell``. The blob is read once, straight
+        into the returned bytes (a snapshot can be as big as the index it holds)."""
+
+        def read(conn: sqlite3.Connection) -> Snapshot | None:
+            if not hasattr(conn, "blobopen"):  # Python 3.10: no incremental blob I/O
+                found = conn.execute(
+                    "SELECT seq, data FROM snapshots WHERE bank_id = ? AND shell = ?",
+                    (bank_id, shell),
+                ).fetchone()
+                return None if found is None else Snapshot(found[0], found[1])
+            found = conn.execute(
+                "SELECT seq FROM snapshots WHERE bank_id = ? AND shell = ?", (bank_id, shell)
+            ).fetchone()
+            if found is None:
+                return None
+            # bank_id is the rowid. A plain SELECT of the blob would hold it twice at once
+            # (SQLite's copy, then Python's).
+            with conn.blobopen("snapshots", "data", bank_id, readonly=True) as blob:
+                return Snapshot(found[0], blob.read())
+
+        return self._read(read, "load snapshot")
 
     def save_snapshot(self, bank_id: int, seq: int, data: bytes, shell: str) -> bool:
         """Store a snapshot covering changes up to ``seq`` unless a newer one is stored, then
@@ -745,10 +782,13 @@ class SQLiteStore:
                 return False  # the bank was deleted meanwhile
             if seq < bank_row[0]:
                 return False  # older than a point every index must pass (e.g. a reembed)
-            conn.execute(
+            _write_blob(
+                conn,
                 "INSERT OR REPLACE INTO snapshots (bank_id, seq, shell, created_at, data) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (bank_id, seq, shell, format_utc(now_utc()), data),
+                "VALUES (?, ?, ?, ?, {})",
+                (bank_id, seq, shell, format_utc(now_utc())),
+                data,
+                ("snapshots", "data", bank_id),
             )
             conn.execute("DELETE FROM removals WHERE bank_id = ? AND seq <= ?", (bank_id, seq))
             conn.execute(

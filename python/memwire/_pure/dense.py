@@ -194,12 +194,12 @@ class DenseStore:
         with self._lock:
             return None if self._hnsw is None else bytes(self._hnsw.save())
 
-    def load_hnsw(self, data: bytes) -> None:
+    def load_hnsw(self, data: bytes | memoryview) -> None:
         """Adopt a saved graph (from either backend); it must cover exactly these vectors."""
         from usearch.index import Index
 
         try:
-            graph = Index.restore(bytes(data))
+            graph = Index.restore(data)
         except Exception:
             graph = None
         if graph is None:

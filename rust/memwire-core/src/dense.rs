@@ -295,6 +295,18 @@ impl DenseStore {
         Ok(Some(buf))
     }
 
+    /// The length of [`DenseStore::hnsw_bytes`], without serialising.
+    pub fn hnsw_len(&self) -> Option<usize> {
+        self.hnsw.as_ref().map(Hnsw::serialized_length)
+    }
+
+    /// Serialises the graph into `out`, exactly [`DenseStore::hnsw_len`] bytes (snapshots write
+    /// it in place).
+    pub fn save_hnsw(&self, out: &mut [u8]) -> Result<()> {
+        let Some(graph) = self.hnsw.as_ref() else { return Err(Error::corrupt("hnsw save")) };
+        graph.save_to_buffer(out).map_err(|e| Error::corrupt(format!("hnsw save: {e}")))
+    }
+
     /// Installs a graph read from a snapshot; it must describe exactly these vectors.
     pub fn load_hnsw(&mut self, bytes: &[u8]) -> Result<()> {
         let bad = |what: &str| Error::corrupt(format!("hnsw: {what}"));

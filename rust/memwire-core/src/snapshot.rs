@@ -1,6 +1,8 @@
 //! Snapshot format version 1 (docs/parity.md, "Snapshot format"): a msgpack map whose posting
 //! lists are portable roaring bitmaps. Both kernels read what either writes.
 
+mod msgpack;
+
 use rmpv::Value;
 use roaring::RoaringBitmap;
 
@@ -10,112 +12,168 @@ use crate::generated::{
     CONTRACT_VERSION, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, TOKENIZER_VERSION, UNICODE_VERSION,
 };
 use crate::index::BankIndex;
+use msgpack::Raw;
 
-fn roaring_bytes(bitmap: &RoaringBitmap) -> Value {
-    let mut out = Vec::with_capacity(bitmap.serialized_size());
-    bitmap.serialize_into(&mut out).expect("writing to a Vec cannot fail");
-    Value::Binary(out)
+fn write_roaring(out: &mut Vec<u8>, bitmap: &RoaringBitmap) {
+    msgpack::write_bin_header(out, bitmap.serialized_size());
+    bitmap.serialize_into(out).expect("writing to a Vec cannot fail");
 }
 
-fn u32le(values: impl Iterator<Item = u32>) -> Value {
-    Value::Binary(values.flat_map(u32::to_le_bytes).collect())
+fn write_u32le(out: &mut Vec<u8>, values: &[u32]) {
+    msgpack::write_bin_header(out, 4 * values.len());
+    out.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+}
+
+/// A snapshot ready to be written: everything but the two big fields (the vectors and the
+/// graph) is encoded, and those are written straight into the destination, so that saving
+/// needs no buffer besides the snapshot itself (which the caller may own: a Python `bytes`).
+pub struct SnapshotWriter<'a> {
+    /// The encoding up to the `vectors` payload.
+    head: Vec<u8>,
+    dense: Option<&'a DenseStore>,
+    vectors_len: usize,
+    /// The `hnsw` key and either nil or the header of the graph's `bin`.
+    tail: Vec<u8>,
+    hnsw_len: usize,
+}
+
+impl SnapshotWriter<'_> {
+    /// The snapshot's exact length in bytes.
+    pub fn len(&self) -> usize {
+        self.head.len() + self.vectors_len + self.tail.len() + self.hnsw_len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Writes the snapshot into `out`, which must be exactly [`SnapshotWriter::len`] long.
+    pub fn write_into(&self, out: &mut [u8]) -> Result<()> {
+        assert_eq!(out.len(), self.len(), "snapshot buffer of the wrong length");
+        let (head, rest) = out.split_at_mut(self.head.len());
+        head.copy_from_slice(&self.head);
+        let (vectors, rest) = rest.split_at_mut(self.vectors_len);
+        if let Some(d) = self.dense {
+            let mut chunks = vectors.chunks_exact_mut(2 * d.dim());
+            for ((_, row), chunk) in d.sorted_rows().zip(&mut chunks) {
+                for (x, b) in row.iter().zip(chunk.chunks_exact_mut(2)) {
+                    b.copy_from_slice(&x.to_le_bytes());
+                }
+            }
+        }
+        let (tail, graph) = rest.split_at_mut(self.tail.len());
+        tail.copy_from_slice(&self.tail);
+        if let (Some(d), false) = (self.dense, graph.is_empty()) {
+            d.save_hnsw(graph)?;
+        }
+        Ok(())
+    }
 }
 
 impl BankIndex {
-    /// Serialises the index (keys in the order of the format table).
-    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+    /// Prepares a snapshot (keys in the order of the format table); see [`SnapshotWriter`].
+    pub fn snapshot_writer(&self) -> SnapshotWriter<'_> {
         let mut terms: Vec<(&str, u32)> = self.vocab.iter().map(|(t, &id)| (&**t, id)).collect();
         terms.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-        let doc_lens = u32le(self.live.iter().map(|o| self.slots[self.slot_of[&o] as usize].len));
-        let mut postings = Vec::with_capacity(terms.len());
-        let mut tfs = Vec::with_capacity(terms.len());
-        for &(_, id) in &terms {
-            let p = &self.postings[id as usize];
-            let bitmap = RoaringBitmap::from_sorted_iter(p.ords.iter().copied())
-                .expect("posting ordinals are sorted and unique");
-            postings.push(roaring_bytes(&bitmap));
-            tfs.push(u32le(p.tfs.iter().copied()));
+        let doc_lens: Vec<u32> =
+            self.live.iter().map(|o| self.slots[self.slot_of[&o] as usize].len).collect();
+        let mut head = Vec::new();
+        let key = msgpack::write_str;
+        msgpack::write_map_header(&mut head, 14);
+        key(&mut head, "format");
+        msgpack::write_str(&mut head, SNAPSHOT_FORMAT);
+        key(&mut head, "version");
+        msgpack::write_uint(&mut head, u64::from(SNAPSHOT_VERSION));
+        key(&mut head, "contract");
+        msgpack::write_uint(&mut head, u64::from(CONTRACT_VERSION));
+        key(&mut head, "tokenizer");
+        msgpack::write_uint(&mut head, u64::from(TOKENIZER_VERSION));
+        key(&mut head, "unicode");
+        msgpack::write_str(&mut head, UNICODE_VERSION);
+        key(&mut head, "docs");
+        write_roaring(&mut head, &self.live);
+        key(&mut head, "doc_lens");
+        write_u32le(&mut head, &doc_lens);
+        key(&mut head, "terms");
+        msgpack::write_array_header(&mut head, terms.len());
+        for &(term, _) in &terms {
+            msgpack::write_str(&mut head, term);
         }
-        let (vec_docs, vectors, hnsw) = match &self.dense {
-            Some(d) => {
-                let mut raw = Vec::with_capacity(d.len() * d.dim() * 2);
-                for (_, row) in d.sorted_rows() {
-                    raw.extend(row.iter().flat_map(|x| x.to_le_bytes()));
-                }
-                (d.docs(), raw, d.hnsw_bytes()?)
-            }
-            None => (RoaringBitmap::new(), Vec::new(), None),
-        };
-        let s = |x: &str| Value::from(x);
-        let map = vec![
-            (s("format"), s(SNAPSHOT_FORMAT)),
-            (s("version"), Value::from(SNAPSHOT_VERSION)),
-            (s("contract"), Value::from(CONTRACT_VERSION)),
-            (s("tokenizer"), Value::from(TOKENIZER_VERSION)),
-            (s("unicode"), s(UNICODE_VERSION)),
-            (s("docs"), roaring_bytes(&self.live)),
-            (s("doc_lens"), doc_lens),
-            (s("terms"), Value::Array(terms.iter().map(|t| s(t.0)).collect())),
-            (s("postings"), Value::Array(postings)),
-            (s("tfs"), Value::Array(tfs)),
-            (s("dim"), Value::from(self.dim as u64)),
-            (s("vec_docs"), roaring_bytes(&vec_docs)),
-            (s("vectors"), Value::Binary(vectors)),
-            (s("hnsw"), hnsw.map_or(Value::Nil, Value::Binary)),
-        ];
-        let mut out = Vec::new();
-        rmpv::encode::write_value(&mut out, &Value::Map(map))
-            .expect("writing to a Vec cannot fail");
+        key(&mut head, "postings");
+        msgpack::write_array_header(&mut head, terms.len());
+        for &(_, id) in &terms {
+            let bitmap =
+                RoaringBitmap::from_sorted_iter(self.postings[id as usize].ords.iter().copied())
+                    .expect("posting ordinals are sorted and unique");
+            write_roaring(&mut head, &bitmap);
+        }
+        key(&mut head, "tfs");
+        msgpack::write_array_header(&mut head, terms.len());
+        for &(_, id) in &terms {
+            write_u32le(&mut head, &self.postings[id as usize].tfs);
+        }
+        key(&mut head, "dim");
+        msgpack::write_uint(&mut head, self.dim as u64);
+        let dense = self.dense.as_ref();
+        key(&mut head, "vec_docs");
+        write_roaring(&mut head, &dense.map(DenseStore::docs).unwrap_or_default());
+        let vectors_len = dense.map_or(0, |d| d.len() * d.dim() * 2);
+        key(&mut head, "vectors");
+        msgpack::write_bin_header(&mut head, vectors_len);
+        let mut tail = Vec::new();
+        key(&mut tail, "hnsw");
+        let hnsw_len = dense.and_then(DenseStore::hnsw_len);
+        match hnsw_len {
+            Some(n) => msgpack::write_bin_header(&mut tail, n),
+            None => msgpack::write_nil(&mut tail),
+        }
+        SnapshotWriter { head, dense, vectors_len, tail, hnsw_len: hnsw_len.unwrap_or(0) }
+    }
+
+    /// Serialises the index (format version 1).
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let writer = self.snapshot_writer();
+        let mut out = vec![0u8; writer.len()];
+        writer.write_into(&mut out)?;
         Ok(out)
     }
 
     /// Loads a snapshot written by either kernel. The per-document term lists are rebuilt from
-    /// the postings, so loading never re-tokenizes.
+    /// the postings, so loading never re-tokenizes. The big fields are read in place: loading
+    /// needs the index it builds and no second copy of `data`.
     pub fn from_bytes(data: &[u8]) -> Result<Self> {
-        let mut rd = data;
-        let doc = rmpv::decode::read_value(&mut rd).map_err(|_| Error::NotSnapshot)?;
         // Python's unpackb refuses trailing bytes, map keys other than str/bytes and invalid
         // UTF-8; refuse the same inputs the same way.
-        if !rd.is_empty() || !strings_valid(&doc) {
-            return Err(Error::NotSnapshot);
-        }
-        let Value::Map(entries) = &doc else { return Err(Error::NotSnapshot) };
-        if entries.iter().any(|(k, _)| !matches!(k, Value::String(_) | Value::Binary(_))) {
-            return Err(Error::NotSnapshot);
-        }
+        let doc = msgpack::parse(data).ok_or(Error::NotSnapshot)?;
+        let entries = doc.map().ok_or(Error::NotSnapshot)?;
         // Later duplicates win, as in a Python dict.
         let get =
-            |key: &str| entries.iter().rev().find(|(k, _)| k.as_str() == Some(key)).map(|(_, v)| v);
-        if get("format").and_then(Value::as_str) != Some(SNAPSHOT_FORMAT) {
+            |key: &str| entries.iter().rev().find(|(k, _)| k.str() == Some(key)).map(|&(_, v)| v);
+        let header = |key: &str| get(key).map(Raw::value);
+        if header("format").as_ref().and_then(Value::as_str) != Some(SNAPSHOT_FORMAT) {
             return Err(Error::NotSnapshot);
         }
-        let version = get("version");
-        if !py_eq_int(version, SNAPSHOT_VERSION) {
-            return Err(Error::SnapshotVersion(py_str(version)));
+        let version = header("version");
+        if !py_eq_int(version.as_ref(), SNAPSHOT_VERSION) {
+            return Err(Error::SnapshotVersion(py_str(version.as_ref())));
         }
-        let contract = get("contract");
-        if !py_eq_int(contract, CONTRACT_VERSION) {
-            return Err(Error::SnapshotContract(py_str(contract)));
+        let contract = header("contract");
+        if !py_eq_int(contract.as_ref(), CONTRACT_VERSION) {
+            return Err(Error::SnapshotContract(py_str(contract.as_ref())));
         }
-        let tokenizer = get("tokenizer");
-        if !py_eq_int(tokenizer, TOKENIZER_VERSION) {
-            return Err(Error::SnapshotTokenizer(py_str(tokenizer)));
+        let tokenizer = header("tokenizer");
+        if !py_eq_int(tokenizer.as_ref(), TOKENIZER_VERSION) {
+            return Err(Error::SnapshotTokenizer(py_str(tokenizer.as_ref())));
         }
         build(&get)
     }
 }
 
-fn build<'a>(get: &dyn Fn(&str) -> Option<&'a Value>) -> Result<BankIndex> {
+fn build<'a>(get: &dyn Fn(&str) -> Option<Raw<'a>>) -> Result<BankIndex> {
     let field = |key: &str| Error::corrupt(format!("field '{key}'"));
-    let bytes = |key: &str| match get(key) {
-        Some(Value::Binary(b)) => Ok(b.as_slice()),
-        _ => Err(field(key)),
-    };
-    let array = |key: &str| match get(key) {
-        Some(Value::Array(a)) => Ok(a.as_slice()),
-        _ => Err(field(key)),
-    };
-    let dim = match get("dim") {
+    let bytes = |key: &str| get(key).and_then(Raw::bin).ok_or_else(|| field(key));
+    let array = |key: &str| get(key).and_then(Raw::array).ok_or_else(|| field(key));
+    let dim = match get("dim").map(Raw::value) {
         Some(Value::Integer(i)) => i.as_i64().ok_or_else(|| field("dim"))?,
         _ => return Err(field("dim")),
     };
@@ -131,12 +189,10 @@ fn build<'a>(get: &dyn Fn(&str) -> Option<&'a Value>) -> Result<BankIndex> {
         return Err(Error::corrupt("postings"));
     }
     let mut parts = Vec::with_capacity(terms.len());
-    for ((term, ords), tfs) in terms.iter().zip(postings).zip(tfs) {
-        let (Value::String(term), Value::Binary(ords), Value::Binary(tfs)) = (term, ords, tfs)
-        else {
+    for ((term, ords), tfs) in terms.into_iter().zip(postings).zip(tfs) {
+        let (Some(term), Some(ords), Some(tfs)) = (term.str(), ords.bin(), tfs.bin()) else {
             return Err(Error::corrupt("postings"));
         };
-        let term = term.as_str().ok_or_else(|| Error::corrupt("postings"))?;
         let ords = bitmap(ords, "postings")?;
         let tfs = u32s(tfs, "tfs")?;
         if ords.is_empty() || ords.len() != tfs.len() as u64 {
@@ -155,12 +211,13 @@ fn build<'a>(get: &dyn Fn(&str) -> Option<&'a Value>) -> Result<BankIndex> {
         load_vectors(dense, &vec_docs, raw, dim)?;
     }
     match get("hnsw") {
-        None | Some(Value::Nil) => {}
-        Some(Value::Binary(graph)) => {
+        None => {}
+        Some(graph) if graph.is_nil() => {}
+        Some(graph) => {
+            let graph = graph.bin().ok_or_else(|| field("hnsw"))?;
             let Some(dense) = index.dense.as_mut() else { return Err(Error::corrupt("hnsw")) };
             dense.load_hnsw(graph)?;
         }
-        Some(_) => return Err(field("hnsw")),
     }
     Ok(index)
 }
@@ -193,15 +250,6 @@ fn u32s(raw: &[u8], what: &str) -> Result<Vec<u32>> {
         return Err(Error::corrupt(what.to_owned()));
     }
     Ok(raw.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
-}
-
-fn strings_valid(v: &Value) -> bool {
-    match v {
-        Value::String(s) => s.is_str(),
-        Value::Array(a) => a.iter().all(strings_valid),
-        Value::Map(m) => m.iter().all(|(k, v)| strings_valid(k) && strings_valid(v)),
-        _ => true,
-    }
 }
 
 /// Python's `value == n` for the header fields (`True == 1` and `1.0 == 1` there too).

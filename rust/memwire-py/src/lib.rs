@@ -396,6 +396,28 @@ impl BankIndex {
     }
 
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        // Written straight into the bytes object, so a snapshot (hundreds of MB for a big
+        // bank with vectors) exists once. The length is taken first; should another thread
+        // change the index before the write, that write is skipped and the length taken again.
+        for _ in 0..3 {
+            let len = py.detach(|| self.read().snapshot_writer().len());
+            let mut written = false;
+            let bytes = PyBytes::new_with(py, len, |buf| {
+                py.detach(|| {
+                    let index = self.read();
+                    let writer = index.snapshot_writer();
+                    if writer.len() != buf.len() {
+                        return Ok(());
+                    }
+                    written = true;
+                    writer.write_into(buf)
+                })
+                .or_raise(py)
+            })?;
+            if written {
+                return Ok(bytes);
+            }
+        }
         let bytes = py.detach(|| self.read().to_bytes()).or_raise(py)?;
         Ok(PyBytes::new(py, &bytes))
     }
