@@ -124,6 +124,25 @@ def test_changes_during_a_detached_build_are_replayed_at_install(kernel: Kernel)
     assert graph_bytes(index) == graph_bytes(reference)
 
 
+def test_the_build_catches_up_with_a_bulk_import(kernel: Kernel) -> None:
+    """Many changes made during the build (a bulk import) give the same graph as changes made
+    after an immediate build; the build itself replays most of them."""
+    bulk = vectors(300, seed=12)
+    reference = large(kernel)
+    assert reference.build_dense_graph()
+    index = large(kernel)
+    plan = index.plan_dense_graph()
+    assert plan is not None
+    for target in (index, reference):
+        target.add_many(list(range(2000, 2300)), ["bulk"] * 300, bulk)
+        target.remove(2100)
+    assert plan.build()
+    index.add(3000, "late", bulk[0])
+    reference.add(3000, "late", bulk[0])
+    assert index.install_dense_graph(plan)
+    assert graph_bytes(index) == graph_bytes(reference)
+
+
 def test_a_stale_cancelled_or_foreign_plan_is_not_installed(kernel: Kernel) -> None:
     index = large(kernel)
     older, newer = index.plan_dense_graph(), index.plan_dense_graph()

@@ -59,10 +59,21 @@ _Change = tuple[int, "npt.NDArray[np.int16] | None"]
 # Vectors inserted per call while building: a cancel takes effect between two calls. Chunking
 # does not change the graph (one thread, same order, same level generator).
 _BUILD_CHUNK = 1024
+# A build stops catching up with the journal once a pass finds at most this many changes.
+_CATCH_UP_TAIL = 64
 
 
 def _graph_add(graph: Any, ordinal: int, vector: npt.NDArray[np.int16]) -> None:
     graph.add(ordinal, _as_f32(vector), threads=1)
+
+
+def _replay(graph: Any, changes: list[_Change]) -> None:
+    """Apply recorded changes to a graph, in the order they were made."""
+    for ordinal, vector in changes:
+        if vector is None:
+            graph.remove(ordinal)
+        else:
+            _graph_add(graph, ordinal, vector)
 
 
 class GraphBuild:
@@ -75,12 +86,19 @@ class GraphBuild:
         self._ords = ords
         self._mat = mat
         self.journal: list[_Change] = []
+        self.journal_lock = threading.Lock()
         self.cancelled = threading.Event()
         self.graph: Any = None
         self._lock = threading.Lock()
 
+    def take_journal(self) -> list[_Change]:
+        with self.journal_lock:
+            changes, self.journal = self.journal, []
+        return changes
+
     def build(self) -> bool:
-        """Insert every planned vector in ascending ordinal order on one thread; False when
+        """Insert every planned vector in ascending ordinal order on one thread, then the
+        changes recorded so far, in order (the install replays the rest); False when
         cancelled."""
         with self._lock:
             if self.graph is not None:
@@ -91,8 +109,15 @@ class GraphBuild:
                     return False
                 stop = start + _BUILD_CHUNK
                 graph.add(self._ords[start:stop], _as_f32(self._mat[start:stop]), threads=1)
-            if self.cancelled.is_set():
-                return False
+            # Catch up with the changes recorded meanwhile (a bulk import goes on during a
+            # build), so that the install, under the store's lock, replays only a short tail.
+            while True:
+                changes = self.take_journal()
+                _replay(graph, changes)
+                if self.cancelled.is_set():
+                    return False
+                if len(changes) <= _CATCH_UP_TAIL:
+                    break
             self.graph = graph
             return True
 
@@ -123,7 +148,8 @@ class DenseStore:
     def _record(self, change: _Change) -> None:
         build = self._journal() if self._journal is not None else None
         if build is not None:
-            build.journal.append(change)
+            with build.journal_lock:
+                build.journal.append(change)
 
     def add(self, ordinal: int, vector: npt.NDArray[np.int16]) -> None:
         with self._lock:
@@ -169,14 +195,8 @@ class DenseStore:
                 return False
             if self._hnsw is not None:
                 return False
-            graph = build.graph
-            changes, build.journal = build.journal, []
-            for ordinal, vector in changes:
-                if vector is None:
-                    graph.remove(ordinal)
-                else:
-                    _graph_add(graph, ordinal, vector)
-            self._hnsw = graph
+            _replay(build.graph, build.take_journal())
+            self._hnsw = build.graph
             return True
 
     def _exact(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]]:

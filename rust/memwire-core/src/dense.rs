@@ -92,7 +92,8 @@ impl GraphBuild {
     }
 
     /// Builds the graph: every planned vector in ascending ordinal order, on one thread (the
-    /// graph the Python twin builds). `false` when cancelled.
+    /// graph the Python twin builds), then the changes recorded so far, in order (the rest is
+    /// replayed by the install). `false` when cancelled.
     pub fn build(&mut self) -> Result<bool> {
         if self.graph.is_some() {
             return Ok(true);
@@ -107,8 +108,38 @@ impl GraphBuild {
             }
             graph_add(&graph, o, row);
         }
+        // Catch up with the changes recorded meanwhile (a bulk import goes on during a build),
+        // so that the install, under the index's write lock, replays only a short tail.
+        loop {
+            let changes = take_journal(&self.journal);
+            let caught_up = changes.len() <= CATCH_UP_TAIL;
+            replay(&graph, changes);
+            if self.cancel.load(Ordering::Relaxed) {
+                return Ok(false);
+            }
+            if caught_up {
+                break;
+            }
+        }
         self.graph = Some(graph);
         Ok(true)
+    }
+}
+
+/// A build stops catching up with the journal once a pass finds at most this many changes.
+const CATCH_UP_TAIL: usize = 64;
+
+fn take_journal(journal: &Journal) -> Vec<Change> {
+    std::mem::take(&mut *journal.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// Applies recorded changes to a graph, in the order they were made.
+fn replay(graph: &Hnsw, changes: Vec<Change>) {
+    for change in changes {
+        match change {
+            Change::Add(o, v) => graph_add(graph, o, &v),
+            Change::Remove(o) => graph_remove(graph, o),
+        }
     }
 }
 
@@ -236,13 +267,7 @@ impl DenseStore {
         if !current || self.hnsw.is_some() || build.cancel.load(Ordering::Relaxed) {
             return false;
         }
-        let changes = std::mem::take(&mut *build.journal.lock().unwrap_or_else(|e| e.into_inner()));
-        for change in changes {
-            match change {
-                Change::Add(o, v) => graph_add(&graph, o, &v),
-                Change::Remove(o) => graph_remove(&graph, o),
-            }
-        }
+        replay(&graph, take_journal(&build.journal));
         self.hnsw = Some(graph);
         true
     }
@@ -490,6 +515,26 @@ mod tests {
         // Changes after the install are not recorded any more, they go to the graph.
         s.add(202, &[1, 1, 1, 1]);
         reference.add(202, &[1, 1, 1, 1]);
+        assert_eq!(s.hnsw_bytes().unwrap(), reference.hnsw_bytes().unwrap());
+    }
+
+    #[test]
+    fn the_build_catches_up_with_a_long_journal() {
+        let mut reference = installed(above_threshold());
+        let mut s = above_threshold();
+        let mut build = s.plan_graph().unwrap();
+        for o in 1000..1200u32 {
+            let v = [(o % 17) as i16 - 8, (o % 5) as i16 + 1, -3, (o % 11) as i16];
+            s.add(o, &v);
+            reference.add(o, &v);
+        }
+        s.remove(1100);
+        reference.remove(1100);
+        assert!(build.build().unwrap());
+        assert!(build.journal.lock().unwrap().is_empty(), "replayed by the build");
+        s.add(2000, &[1, 2, 3, 4]);
+        reference.add(2000, &[1, 2, 3, 4]);
+        assert!(s.install_graph(build));
         assert_eq!(s.hnsw_bytes().unwrap(), reference.hnsw_bytes().unwrap());
     }
 
