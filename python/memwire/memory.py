@@ -54,7 +54,7 @@ from memwire.sqlite_store import SQLiteStore, space_mismatch
 from memwire.store import Added, BankHead, NewMemory, Row, Space, Store, WriteResult
 
 if TYPE_CHECKING:
-    from memwire._kernel import BankIndex, Kernel
+    from memwire._kernel import BankIndex, DenseGraphBuild, Kernel
 
 __all__ = ["MAX_LIMIT", "Memory", "default_path"]
 
@@ -214,7 +214,7 @@ def _merger(values: Mapping[str, Any]) -> Callable[[dict[str, Any]], dict[str, A
 class _Bank:
     """One bank's derived index in this process. Guarded by ``lock``."""
 
-    __slots__ = ("applied", "bank_id", "index", "lock", "name", "snap_seq")
+    __slots__ = ("applied", "bank_id", "graph_unsaved", "index", "lock", "name", "snap_seq")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -223,16 +223,20 @@ class _Bank:
         self.index: BankIndex | None = None
         self.applied = 0  # the bank's change sequence the index reflects
         self.snap_seq = 0  # the newest stored snapshot this process knows of
+        self.graph_unsaved = False  # the index has an HNSW graph no stored snapshot has
 
     def clear(self) -> None:
         self.index = None
         self.bank_id = 0
         self.applied = 0
         self.snap_seq = 0
+        self.graph_unsaved = False
 
 
 class _Snapshotter:
-    """A daemon thread that writes snapshots of banks with many unsnapshotted changes."""
+    """A daemon thread that keeps banks' indexes in shape off the hot path: it builds the HNSW
+    graph of a bank above the exact dense threshold (docs/dense.md), and writes snapshots of
+    banks with many unsnapshotted changes or with a graph no snapshot has yet."""
 
     def __init__(self, memory: Memory) -> None:
         self._memory = memory
@@ -240,6 +244,7 @@ class _Snapshotter:
         self._cv = threading.Condition()
         self._stop = False
         self._thread: threading.Thread | None = None
+        self._build: DenseGraphBuild | None = None  # the graph being built, cancelled by stop()
 
     def request(self, bank: str) -> None:
         with self._cv:
@@ -261,11 +266,23 @@ class _Snapshotter:
                 if self._stop:
                     return
                 bank = self._pending.pop(0)
+            self._memory._build_graph(bank)
             self._memory._snapshot(bank)
 
+    def building(self, plan: DenseGraphBuild | None) -> bool:
+        """Record the graph being built (None when done); False once stopping."""
+        with self._cv:
+            if self._stop and plan is not None:
+                return False
+            self._build = plan
+            return True
+
     def stop(self) -> None:
+        """Stop the thread, abandoning a graph build under way (nothing half-built is kept)."""
         with self._cv:
             self._stop = True
+            if self._build is not None:
+                self._build.cancel()
             self._cv.notify()
             thread = self._thread
         if thread is not None:
@@ -513,13 +530,45 @@ class Memory:
         self._maybe_snapshot(state)
 
     def _maybe_snapshot(self, state: _Bank) -> None:
-        if self._ephemeral or self._closed:
+        """Hand the bank to the background thread when it is due a snapshot or an HNSW graph
+        (called after writes and recalls, outside the bank's lock)."""
+        if self._closed:
             return
         index = state.index
         if index is None:
             return
-        if state.applied - state.snap_seq >= max(SNAPSHOT_MIN_CHANGES, len(index) // 10):
+        due = not self._ephemeral and state.applied - state.snap_seq >= max(
+            SNAPSHOT_MIN_CHANGES, len(index) // 10
+        )
+        if due or index.dense_graph_needed():
             self._snapshotter.request(state.name)
+
+    def _build_graph(self, name: str) -> None:
+        """Build bank ``name``'s HNSW graph if its index needs one. The plan (a copy of the
+        vectors) and the install (which replays the changes made meanwhile) take the bank's
+        lock briefly; the build itself, tens of seconds at 100k vectors, runs without it, so
+        recall (exact dense search until the install) and writes go on."""
+        with self._lock:
+            state = self._banks.get(name)
+        if state is None:
+            return
+        with state.lock:
+            index = state.index
+            plan = index.plan_dense_graph() if index is not None else None
+        if plan is None or not self._snapshotter.building(plan):
+            return
+        try:
+            built = plan.build()
+        except MemwireError as exc:
+            log.warning("HNSW graph of bank %r not built: %s", name, exc)
+            built = False
+        finally:
+            self._snapshotter.building(None)
+        if not built:
+            return
+        with state.lock:
+            if state.index is index and index is not None and index.install_dense_graph(plan):
+                state.graph_unsaved = True
 
     def _snapshot(self, name: str) -> None:
         """Store a snapshot of bank ``name``'s index if it has changes since the last one."""
@@ -530,18 +579,20 @@ class Memory:
         if state is None:
             return
         with state.lock:
-            if state.index is None or state.applied <= state.snap_seq:
+            if state.index is None or (state.applied <= state.snap_seq and not state.graph_unsaved):
                 return
             data = state.index.to_bytes()
-            seq, bank_id = state.applied, state.bank_id
+            seq, bank_id, graph = state.applied, state.bank_id, state.graph_unsaved
         try:
-            self._store.save_snapshot(bank_id, seq, data, SHELL_FORMAT)
+            # A new graph replaces the snapshot of the same changes that lacks it.
+            self._store.save_snapshot(bank_id, seq, data, SHELL_FORMAT, replace_same=graph)
         except MemwireError as exc:
             log.debug("snapshot of bank %r not written: %s", name, exc)
             return
         with state.lock:
-            if state.bank_id == bank_id and state.snap_seq < seq:
+            if state.bank_id == bank_id and state.snap_seq <= seq:
                 state.snap_seq = seq
+                state.graph_unsaved = state.graph_unsaved and not graph
 
     # -- writes ------------------------------------------------------------------------------
 

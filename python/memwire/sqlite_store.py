@@ -765,15 +765,22 @@ class SQLiteStore:
 
         return self._read(read, "load snapshot")
 
-    def save_snapshot(self, bank_id: int, seq: int, data: bytes, shell: str) -> bool:
-        """Store a snapshot covering changes up to ``seq`` unless a newer one is stored, then
-        prune the removal log it makes unnecessary. Returns whether it was stored."""
+    def save_snapshot(
+        self, bank_id: int, seq: int, data: bytes, shell: str, *, replace_same: bool = False
+    ) -> bool:
+        """Store a snapshot covering changes up to ``seq`` unless a newer one is stored (or
+        one of the same ``seq``, unless ``replace_same``: a snapshot that adds the HNSW graph),
+        then prune the removal log it makes unnecessary. Returns whether it was stored."""
 
         def tx(conn: sqlite3.Connection) -> bool:
             current = conn.execute(
                 "SELECT seq, shell FROM snapshots WHERE bank_id = ?", (bank_id,)
             ).fetchone()
-            if current is not None and current[0] >= seq and current[1] == shell:
+            if (
+                current is not None
+                and current[1] == shell
+                and (current[0] > seq or (current[0] == seq and not replace_same))
+            ):
                 return False
             bank_row = conn.execute(
                 "SELECT pruned_seq FROM banks WHERE id = ?", (bank_id,)
