@@ -6,25 +6,9 @@ import os
 
 import memwire
 import pytest
+from backends import BACKENDS
 from memwire._backend import load_kernel
 from memwire._kernel import Kernel
-from memwire.errors import BackendError
-
-
-def available_backends() -> list[str]:
-    names = ["python"]
-    try:
-        load_kernel("rust")
-    except BackendError:
-        # A build that should have the extension must not silently test only Python.
-        if os.environ.get("MEMWIRE_REQUIRE_RUST") == "1":
-            raise
-    else:
-        names.insert(0, "rust")
-    return names
-
-
-BACKENDS = available_backends()
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -7,16 +7,8 @@ import subprocess
 import sys
 
 import pytest
-from memwire._backend import load_kernel
+from backends import BACKENDS
 from memwire.errors import BackendError
-
-
-def _rust_available() -> bool:
-    try:
-        load_kernel("rust")
-    except BackendError:
-        return False
-    return True
 
 
 def run_info(value: str | None) -> subprocess.CompletedProcess[str]:
@@ -44,7 +36,7 @@ def test_unknown_value_is_an_error() -> None:
     assert "MEMWIRE_BACKEND='fortran' is not one of auto, rust, python" in out.stderr
 
 
-@pytest.mark.skipif(not _rust_available(), reason="the Rust extension is not built")
+@pytest.mark.skipif("rust" not in BACKENDS, reason="the Rust extension is not built")
 def test_rust_is_the_default_after_a_normal_install() -> None:
     for value in (None, "auto", "RUST"):
         out = run_info(value)
@@ -56,7 +48,6 @@ def test_stale_extension_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     import types
 
     from memwire import _backend
-    from memwire.errors import BackendError
 
     fake = types.ModuleType("memwire._native")
     fake.CONTRACT_VERSION = -1  # type: ignore[attr-defined]
@@ -71,7 +62,6 @@ def test_stale_extension_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_rust_requested_but_missing_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
     from memwire import _backend
-    from memwire.errors import BackendError
 
     monkeypatch.setitem(sys.modules, "memwire._native", None)  # import now raises ImportError
     monkeypatch.setenv("MEMWIRE_BACKEND", "rust")

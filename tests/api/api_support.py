@@ -14,25 +14,10 @@ import memwire
 # CI, the source tree in an editable install), never the source tree behind its back.
 PYTHON_DIR = Path(memwire.__file__).resolve().parent.parent
 
-from memwire._backend import load_kernel  # noqa: E402
-from memwire.errors import BackendError  # noqa: E402
+from backends import BACKENDS  # noqa: E402
 from memwire.records import Hit  # noqa: E402
 
-
-def _available() -> list[str]:
-    names = ["python"]
-    try:
-        load_kernel("rust")
-    except BackendError:
-        # A build that should have the extension must not silently test only Python.
-        if os.environ.get("MEMWIRE_REQUIRE_RUST") == "1":
-            raise
-    else:
-        names.insert(0, "rust")
-    return names
-
-
-BACKENDS = _available()
+__all__ = ["BACKENDS", "PYTHON_DIR", "child_env", "lexical", "run_and_kill"]
 
 
 def child_env() -> dict[str, str]:

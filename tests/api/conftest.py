@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from api_support import BACKENDS
+from backends import require
 from memwire.memory import Memory
 
 
@@ -16,10 +17,7 @@ def pytest_report_header() -> str:
 
 @pytest.fixture(params=["rust", "python"])
 def backend(request: pytest.FixtureRequest) -> str:
-    name: str = request.param
-    if name not in BACKENDS:
-        pytest.skip("the Rust extension memwire._native is not built")
-    return name
+    return require(request.param)
 
 
 @pytest.fixture

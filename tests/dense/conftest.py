@@ -1,5 +1,4 @@
-"""Fixtures of the dense-stream tests: each runs on every backend whose kernel has the static
-embedder runtime (until the Rust one lands, the Rust runs skip with a reason)."""
+"""Fixtures of the dense-stream tests: each runs on every kernel backend available."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
 
-from api_support import BACKENDS
+from backends import require
 from dense_support import DENSE_BACKENDS, RUST_SKIP
 from memwire.memory import Memory
 
@@ -23,19 +22,13 @@ def pytest_report_header() -> str:
 
 @pytest.fixture(params=["rust", "python"])
 def backend(request: pytest.FixtureRequest) -> str:
-    name: str = request.param
-    if name not in DENSE_BACKENDS:
-        pytest.skip(RUST_SKIP or f"the {name} backend is not available")
-    return name
+    return require(request.param)
 
 
 @pytest.fixture(params=["rust", "python"])
 def any_backend(request: pytest.FixtureRequest) -> str:
-    """A backend for tests that use only user embedders (no bundled-embedder runtime needed)."""
-    name: str = request.param
-    if name not in BACKENDS:
-        pytest.skip("the Rust extension memwire._native is not built")
-    return name
+    """A backend for tests that use only user embedders (the same set as ``backend``)."""
+    return require(request.param)
 
 
 @pytest.fixture

@@ -197,7 +197,7 @@ def test_an_empty_bank_and_an_unembedded_bank_can_be_reembedded(
 CHILD_REEMBED = textwrap.dedent(
     """
     import sys, time
-    sys.path[:0] = [sys.argv[3], sys.argv[3] + "/../api"]
+    sys.path[:0] = [sys.argv[3], sys.argv[3] + "/../api", sys.argv[3] + "/.."]
     from dense_support import TinyEmbedder
     from memwire import Memory
     path, backend = sys.argv[1], sys.argv[2]
