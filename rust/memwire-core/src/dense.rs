@@ -32,10 +32,10 @@ pub fn decode(bytes: &[u8], dim: usize) -> Result<Vec<i16>> {
 }
 
 /// Exact integer dot product: each product fits an i32, the sum an i64, so the result does not
-/// depend on the order of summation (the compiler may vectorise it freely).
+/// depend on the order of summation (searches use the SIMD twin in [`crate::dot`]).
 #[inline]
 pub fn dot(a: &[i16], b: &[i16]) -> i64 {
-    a.iter().zip(b).map(|(&x, &y)| i64::from(i32::from(x) * i32::from(y))).sum()
+    crate::dot::scalar(a, b)
 }
 
 /// The canonical score of an integer dot product.
@@ -280,8 +280,9 @@ impl DenseStore {
         allow: Option<&HashSet<u32>>,
     ) -> Result<Vec<(u32, f64)>> {
         let mut top = TopK::new(k);
+        let prepared = crate::dot::Query::new(query);
         let mut consider = |o: u32, v: &[i16]| {
-            top.push(Key { primary: score(dot(query, v)), secondary: 0.0, ordinal: o });
+            top.push(Key { primary: score(prepared.dot(v)), secondary: 0.0, ordinal: o });
         };
         match self.hnsw.as_ref().filter(|_| self.len() > self.exact_max) {
             // Exact up to the threshold, and above it until a graph is installed.

@@ -8,6 +8,7 @@ pub mod generated;
 
 pub mod budget;
 pub mod dense;
+pub mod dot;
 pub mod error;
 pub mod fusion;
 pub mod index;
