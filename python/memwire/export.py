@@ -92,8 +92,8 @@ def load(
 
     With ``target``, every bank's memories and config go to that bank instead.
     """
+    from memwire._items import check_id, prepare
     from memwire._text import clean_bank
-    from memwire.memory import _check_id, prepare
 
     configs: dict[str, dict[str, Any]] = {}
     batches: dict[str, list[NewMemory]] = {}
@@ -137,7 +137,7 @@ def load(
                             context=value.get("context"),
                             created_at=value.get("created_at"),
                             document_id=value.get("document_id"),
-                            memory_id=_check_id(value.get("id")),
+                            memory_id=check_id(value.get("id")),
                             retained_at=(
                                 None
                                 if retained is None

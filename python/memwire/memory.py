@@ -13,13 +13,9 @@ index is loaded: nothing is re-embedded on open.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import logging
-import math
 import os
-import secrets
 import threading
-import time
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -28,13 +24,19 @@ from typing import IO, TYPE_CHECKING, Any
 
 from memwire import _dates, config
 from memwire._backend import backend_info, get_kernel, load_kernel
+from memwire._bank_state import BankState, Snapshotter, fit_vectors, is_lookup
+from memwire._items import (
+    check_id,
+    check_int,
+    check_min_score,
+    config_merger,
+    prepare,
+    prepare_item,
+    record_of,
+)
 from memwire._text import (
-    MAX_CONTENT_CHARS,
-    MAX_CONTEXT_CHARS,
-    MAX_DOCUMENT_ID_CHARS,
     MAX_QUERY_CHARS,
     clean_bank,
-    clean_label,
     clean_tags,
     clean_text,
     embed_text,
@@ -49,12 +51,11 @@ from memwire.errors import (
     StorageError,
 )
 from memwire.records import Hit, Record
-from memwire.redact import redact
 from memwire.sqlite_store import SQLiteStore, space_mismatch
-from memwire.store import Added, BankHead, NewMemory, Row, Space, Store, WriteResult
+from memwire.store import Added, BankHead, NewMemory, Space, Store, WriteResult
 
 if TYPE_CHECKING:
-    from memwire._kernel import BankIndex, DenseGraphBuild, Kernel
+    from memwire._kernel import BankIndex, Kernel
 
 __all__ = ["MAX_LIMIT", "Memory", "default_path"]
 
@@ -63,25 +64,11 @@ log = logging.getLogger("memwire")
 MAX_LIMIT = 100
 MAX_LIST_LIMIT = 1000
 MAX_REEMBED_BATCH = 100_000
-MAX_ID_CHARS = 64
 BATCH_SIZE = 10_000
 SNAPSHOT_MIN_CHANGES = 1000
-UPDATE_MODES = ("replace", "append")
-ITEM_KEYS = frozenset(("content", "tags", "context", "created_at", "document_id", "update_mode"))
 # What an index snapshot depends on besides the kernel (which checks its own versions): how
 # this shell builds index text and the Unicode version of the NFKC it applies.
 SHELL_FORMAT = f"shell=2;nfkc={unicodedata.unidata_version}"
-
-
-def _is_lookup(index: BankIndex, query: str, allow: Sequence[int] | None, ratio: float) -> bool:
-    """Whether BM25's best hit leads the second by ``ratio`` (config ``lookup_ratio``).
-
-    Such a query names something one memory has (an identifier, a rare name); the dense stream
-    would only add neighbours that can outrank it, so recall runs it lexically."""
-    if ratio <= 0:
-        return False
-    top = index.search_bm25(query, 2, allow)
-    return len(top) == 2 and top[0][1] >= ratio * top[1][1]
 
 
 def default_path() -> Path:
@@ -93,200 +80,6 @@ def default_path() -> Path:
     data = os.environ.get("XDG_DATA_HOME", "").strip()
     base = Path(data).expanduser() if data else Path.home() / ".local" / "share"
     return base / "memwire" / "memory.db"
-
-
-def new_id() -> str:
-    """``mem_`` + 32 hex digits: 48 bits of milliseconds then 80 random bits, so ids sort
-    roughly by creation time and never collide in practice."""
-    return f"mem_{time.time_ns() // 1_000_000:012x}{secrets.randbits(80):020x}"
-
-
-def _check_id(value: object) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInputError("id must be a non-empty string")
-    if len(value) > MAX_ID_CHARS:
-        raise InvalidInputError(f"id is too long (limit {MAX_ID_CHARS} characters)")
-    return value
-
-
-def _check_int(value: object, what: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInputError(f"{what} must be an integer, got {type(value).__name__}")
-    if not low <= value <= high:
-        raise InvalidInputError(f"{what} must be between {low} and {high}, got {value}")
-    return value
-
-
-def _check_min_score(value: object) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidInputError(f"min_score must be a number, got {type(value).__name__}")
-    if not math.isfinite(value) or value < 0:
-        raise InvalidInputError(f"min_score must be a finite number >= 0, got {value}")
-    return float(value)
-
-
-def _fit(vectors: Sequence[bytes | None], dim: int) -> list[bytes | None]:
-    """The vectors an index of ``dim`` can take (a vector of another size reads as none: the
-    index is reloaded once the bank's recorded dimension and the index agree again)."""
-    return [v if v is not None and dim and len(v) == 2 * dim else None for v in vectors]
-
-
-def _record(row: Row) -> Record:
-    return Record(
-        id=row.id,
-        bank=row.bank,
-        content=row.content,
-        context=row.context,
-        tags=row.tags,
-        created_at=_dates.parse_stored(row.created_at),
-        retained_at=_dates.parse_stored(row.retained_at),
-        document_id=row.document_id,
-    )
-
-
-def prepare(
-    content: object,
-    *,
-    tags: object = (),
-    context: object = None,
-    created_at: object = None,
-    document_id: object = None,
-    update_mode: object = "replace",
-    memory_id: str | None = None,
-    retained_at: str | None = None,
-    now: str | None = None,
-) -> NewMemory:
-    """Validate, normalise and redact one memory; raises InvalidInputError, writes nothing."""
-    text = redact(clean_text(content, "content", MAX_CONTENT_CHARS))
-    ctx: str | None = None
-    if context is not None:
-        ctx = clean_text(context, "context", MAX_CONTEXT_CHARS, allow_blank=True)
-        ctx = redact(ctx) if ctx.strip() else None
-    doc: str | None = None
-    if document_id is not None:
-        doc = clean_label(document_id, "document_id", MAX_DOCUMENT_ID_CHARS)
-    if update_mode not in UPDATE_MODES:
-        raise InvalidInputError(f"update_mode must be 'replace' or 'append', got {update_mode!r}")
-    if created_at is None and now is not None:
-        when = now
-    else:
-        when = _dates.format_utc(_dates.parse_created_at(created_at))
-    return NewMemory(
-        id=memory_id or new_id(),
-        content=text,
-        context=ctx,
-        tags=tuple(clean_tags(tags)),
-        created_at=when,
-        retained_at=retained_at or now or _dates.format_utc(_dates.now_utc()),
-        document_id=doc,
-        update_mode=str(update_mode),
-        content_hash=hashlib.sha256(text.encode("utf-8")).digest(),
-    )
-
-
-def _prepare_item(item: object, now: str) -> NewMemory:
-    if isinstance(item, str):
-        return prepare(item, now=now)
-    if not isinstance(item, Mapping):
-        raise InvalidInputError(f"each item must be a string or a dict, got {type(item).__name__}")
-    unknown = set(item) - ITEM_KEYS
-    if unknown:
-        raise InvalidInputError(f"unknown item keys: {', '.join(sorted(map(str, unknown)))}")
-    if "content" not in item:
-        raise InvalidInputError("an item has no 'content'")
-    return prepare(
-        item["content"],
-        tags=item.get("tags", ()),
-        context=item.get("context"),
-        created_at=item.get("created_at"),
-        document_id=item.get("document_id"),
-        update_mode=item.get("update_mode", "replace"),
-        now=now,
-    )
-
-
-def _merger(values: Mapping[str, Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    return lambda current: config.merge_config(current, values)
-
-
-class _Bank:
-    """One bank's derived index in this process. Guarded by ``lock``."""
-
-    __slots__ = ("applied", "bank_id", "graph_unsaved", "index", "lock", "name", "snap_seq")
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.lock = threading.Lock()
-        self.bank_id = 0
-        self.index: BankIndex | None = None
-        self.applied = 0  # the bank's change sequence the index reflects
-        self.snap_seq = 0  # the newest stored snapshot this process knows of
-        self.graph_unsaved = False  # the index has an HNSW graph no stored snapshot has
-
-    def clear(self) -> None:
-        self.index = None
-        self.bank_id = 0
-        self.applied = 0
-        self.snap_seq = 0
-        self.graph_unsaved = False
-
-
-class _Snapshotter:
-    """A daemon thread that keeps banks' indexes in shape off the hot path: it builds the HNSW
-    graph of a bank above the exact dense threshold (docs/dense.md), and writes snapshots of
-    banks with many unsnapshotted changes or with a graph no snapshot has yet."""
-
-    def __init__(self, memory: Memory) -> None:
-        self._memory = memory
-        self._pending: list[str] = []
-        self._cv = threading.Condition()
-        self._stop = False
-        self._thread: threading.Thread | None = None
-        self._build: DenseGraphBuild | None = None  # the graph being built, cancelled by stop()
-
-    def request(self, bank: str) -> None:
-        with self._cv:
-            if self._stop or bank in self._pending:
-                return
-            self._pending.append(bank)
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="memwire-snapshot", daemon=True
-                )
-                self._thread.start()
-            self._cv.notify()
-
-    def _run(self) -> None:
-        while True:
-            with self._cv:
-                while not self._pending and not self._stop:
-                    self._cv.wait()
-                if self._stop:
-                    return
-                bank = self._pending.pop(0)
-            self._memory._build_graph(bank)
-            self._memory._snapshot(bank)
-
-    def building(self, plan: DenseGraphBuild | None) -> bool:
-        """Record the graph being built (None when done); False once stopping."""
-        with self._cv:
-            if self._stop and plan is not None:
-                return False
-            self._build = plan
-            return True
-
-    def stop(self) -> None:
-        """Stop the thread, abandoning a graph build under way (nothing half-built is kept)."""
-        with self._cv:
-            self._stop = True
-            if self._build is not None:
-                self._build.cancel()
-            self._cv.notify()
-            thread = self._thread
-        if thread is not None:
-            thread.join()
 
 
 class Memory:
@@ -329,9 +122,9 @@ class Memory:
         self._store: Store = SQLiteStore(path)
         self._ephemeral = str(path) == ":memory:"
         self._lock = threading.Lock()
-        self._banks: dict[str, _Bank] = {}
+        self._banks: dict[str, BankState] = {}
         self._closed = False
-        self._snapshotter = _Snapshotter(self)
+        self._snapshotter = Snapshotter(self._build_graph, self._snapshot)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -416,14 +209,14 @@ class Memory:
 
     # -- the derived index -------------------------------------------------------------------
 
-    def _bank(self, name: str) -> _Bank:
+    def _bank(self, name: str) -> BankState:
         with self._lock:
             state = self._banks.get(name)
             if state is None:
-                state = self._banks[name] = _Bank(name)
+                state = self._banks[name] = BankState(name)
             return state
 
-    def _load(self, state: _Bank, bank_id: int, dim: int, use_snapshot: bool = True) -> None:
+    def _load(self, state: BankState, bank_id: int, dim: int, use_snapshot: bool = True) -> None:
         """Build ``state``'s index (``dim``: the bank's recorded vector dimension): the stored
         snapshot (if usable) plus a replay."""
         state.clear()
@@ -444,7 +237,7 @@ class Memory:
         state.index = index if index is not None else self._kernel.BankIndex(dim)
         self._replay(state, reload_on_gap=use_snapshot)
 
-    def _reload(self, state: _Bank, use_snapshot: bool) -> None:
+    def _reload(self, state: BankState, use_snapshot: bool) -> None:
         """Load ``state`` again from the store's current head."""
         head = self._store.head(state.name)
         if head is None or head.bank_id != state.bank_id:
@@ -456,10 +249,10 @@ class Memory:
         index.add_many(
             [a[0] for a in added],
             [index_text(a[1], a[2]) for a in added],
-            _fit([a[3] for a in added], index.dim),
+            fit_vectors([a[3] for a in added], index.dim),
         )
 
-    def _replay(self, state: _Bank, reload_on_gap: bool = True) -> None:
+    def _replay(self, state: BankState, reload_on_gap: bool = True) -> None:
         """Apply the changes committed after ``state.applied``."""
         assert state.index is not None
         changes = self._store.changes_since(state.bank_id, state.applied)
@@ -483,7 +276,7 @@ class Memory:
             return
         state.applied = changes.last_seq
 
-    def _current(self, state: _Bank) -> BankHead | None:
+    def _current(self, state: BankState) -> BankHead | None:
         """Bring ``state`` up to date with the store (holding ``state.lock``); the bank's
         head (config, embedder), or None when the bank does not exist."""
         head = self._store.head(state.name)
@@ -529,7 +322,7 @@ class Memory:
                     return
         self._maybe_snapshot(state)
 
-    def _maybe_snapshot(self, state: _Bank) -> None:
+    def _maybe_snapshot(self, state: BankState) -> None:
         """Hand the bank to the background thread when it is due a snapshot or an HNSW graph
         (called after writes and recalls, outside the bank's lock)."""
         if self._closed:
@@ -653,7 +446,7 @@ class Memory:
         now = _dates.format_utc(_dates.now_utc())
         for position, item in enumerate(items):
             try:
-                prepared.append(_prepare_item(item, now))
+                prepared.append(prepare_item(item, now))
             except InvalidInputError as exc:
                 raise InvalidInputError(f"items[{position}]: {exc}") from None
         ids: list[str] = []
@@ -664,7 +457,7 @@ class Memory:
     def forget(self, id: str, *, bank: str | None = None) -> bool:
         """Delete a memory; True if it existed (in ``bank``, when given). Idempotent."""
         self._check_open()
-        memory_id = _check_id(id)
+        memory_id = check_id(id)
         name = None if bank is None else clean_bank(bank)
         result = self._store.forget(memory_id, name)
         if result is None:
@@ -724,8 +517,8 @@ class Memory:
         self._check_open()
         text = clean_text(query, "query", MAX_QUERY_CHARS)
         name = clean_bank(bank)
-        count = _check_int(limit, "limit", 1, MAX_LIMIT)
-        floor = _check_min_score(min_score)
+        count = check_int(limit, "limit", 1, MAX_LIMIT)
+        floor = check_min_score(min_score)
         if budget is not None:
             config.recall_budget({}, budget)
         want = clean_tags(tags) if tags is not None else []
@@ -747,7 +540,7 @@ class Memory:
             vector: bytes | None = None
             if weights[2] > 0 and head.embedder is not None and state.index.dim:
                 lexical = weights[0] > 0 or weights[1] > 0
-                if lexical and _is_lookup(state.index, text, allow, config.lookup_ratio(cfg)):
+                if lexical and is_lookup(state.index, text, allow, config.lookup_ratio(cfg)):
                     weights = (weights[0], weights[1], 0.0)
                 else:
                     chosen = self._bank_embedder(name, head)
@@ -801,21 +594,21 @@ class Memory:
     def get(self, id: str, *, bank: str | None = None) -> Record:
         """The memory ``id`` (in ``bank``, when given), or :class:`NotFoundError`."""
         self._check_open()
-        memory_id = _check_id(id)
+        memory_id = check_id(id)
         name = None if bank is None else clean_bank(bank)
         row = self._store.get(memory_id)
         if row is None or (name is not None and row.bank != name):
             where = "" if name is None else f" in bank {name!r}"
             raise NotFoundError(f"no memory {memory_id!r}{where}")
-        return _record(row)
+        return record_of(row)
 
     def memories(self, *, bank: str = "default", limit: int = 50, offset: int = 0) -> list[Record]:
         """A page of the bank's memories, newest ``created_at`` first."""
         self._check_open()
         name = clean_bank(bank)
-        count = _check_int(limit, "limit", 1, MAX_LIST_LIMIT)
-        skip = _check_int(offset, "offset", 0, 2**62)
-        return [_record(r) for r in self._store.list_rows(name, count, skip)]
+        count = check_int(limit, "limit", 1, MAX_LIST_LIMIT)
+        skip = check_int(offset, "offset", 0, 2**62)
+        return [record_of(r) for r in self._store.list_rows(name, count, skip)]
 
     def stats(self, *, bank: str = "default") -> dict[str, Any]:
         """``{"bank", "count", "tags" (tag -> count), "oldest", "newest"}`` (datetimes or None)."""
@@ -878,7 +671,7 @@ class Memory:
         """
         self._check_open()
         name = clean_bank(bank)
-        size = _check_int(batch, "batch", 1, MAX_REEMBED_BATCH)
+        size = check_int(batch, "batch", 1, MAX_REEMBED_BATCH)
         if progress is not None and not callable(progress):
             raise InvalidInputError("progress must be callable")
         chosen, space = self._resolve_embedder(embedder)
@@ -961,7 +754,7 @@ class Memory:
         target = None if bank is None else clean_bank(bank)
         configs, batches = export.load(path_or_file, target)
         for name, values in configs.items():
-            self._store.update_config(name, _merger(values))
+            self._store.update_config(name, config_merger(values))
         written = 0
         for name, items in batches.items():
             for start in range(0, len(items), BATCH_SIZE):

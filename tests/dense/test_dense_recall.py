@@ -12,6 +12,7 @@ from dense_support import NOTES, PARAPHRASES, TinyEmbedder, bank_space, stored_v
 from memwire import Memory
 from memwire import memory as memory_module
 from memwire._backend import load_kernel
+from memwire._items import prepare
 from memwire.config import DEFAULT_FUSION_WEIGHTS
 from memwire.embed.static import MODEL_ID
 from memwire.errors import InvalidInputError
@@ -137,7 +138,7 @@ def test_the_store_refuses_a_mixed_write_even_if_the_check_before_it_raced(
         m.retain("first")
         # simulate another process recording its space between our check and our write
         store = m._store
-        item = memory_module.prepare("second", now="2024-01-01T00:00:00.000000Z")
+        item = prepare("second", now="2024-01-01T00:00:00.000000Z")
         item = type(item)(**{**item.__dict__, "vector": b"\x01\x00" * 8})
         with pytest.raises(InvalidInputError, match="'a'"):
             store.write("default", [item], space=("b", 8))

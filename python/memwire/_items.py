@@ -1,0 +1,154 @@
+"""One memory's way in and out of the API: validation, normalisation and redaction of what a
+caller retains (:func:`prepare`), the checks of scalar arguments, ids, and the public
+:class:`~memwire.records.Record` of a stored row."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import secrets
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from memwire import _dates, config
+from memwire._text import (
+    MAX_CONTENT_CHARS,
+    MAX_CONTEXT_CHARS,
+    MAX_DOCUMENT_ID_CHARS,
+    clean_label,
+    clean_tags,
+    clean_text,
+)
+from memwire.errors import InvalidInputError
+from memwire.records import Record
+from memwire.redact import redact
+from memwire.store import NewMemory, Row
+
+__all__ = [
+    "ITEM_KEYS",
+    "MAX_ID_CHARS",
+    "UPDATE_MODES",
+    "check_id",
+    "check_int",
+    "check_min_score",
+    "config_merger",
+    "new_id",
+    "prepare",
+    "prepare_item",
+    "record_of",
+]
+
+MAX_ID_CHARS = 64
+UPDATE_MODES = ("replace", "append")
+ITEM_KEYS = frozenset(("content", "tags", "context", "created_at", "document_id", "update_mode"))
+
+
+def new_id() -> str:
+    """``mem_`` + 32 hex digits: 48 bits of milliseconds then 80 random bits, so ids sort
+    roughly by creation time and never collide in practice."""
+    return f"mem_{time.time_ns() // 1_000_000:012x}{secrets.randbits(80):020x}"
+
+
+def check_id(value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError("id must be a non-empty string")
+    if len(value) > MAX_ID_CHARS:
+        raise InvalidInputError(f"id is too long (limit {MAX_ID_CHARS} characters)")
+    return value
+
+
+def check_int(value: object, what: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(f"{what} must be an integer, got {type(value).__name__}")
+    if not low <= value <= high:
+        raise InvalidInputError(f"{what} must be between {low} and {high}, got {value}")
+    return value
+
+
+def check_min_score(value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInputError(f"min_score must be a number, got {type(value).__name__}")
+    if not math.isfinite(value) or value < 0:
+        raise InvalidInputError(f"min_score must be a finite number >= 0, got {value}")
+    return float(value)
+
+
+def record_of(row: Row) -> Record:
+    return Record(
+        id=row.id,
+        bank=row.bank,
+        content=row.content,
+        context=row.context,
+        tags=row.tags,
+        created_at=_dates.parse_stored(row.created_at),
+        retained_at=_dates.parse_stored(row.retained_at),
+        document_id=row.document_id,
+    )
+
+
+def prepare(
+    content: object,
+    *,
+    tags: object = (),
+    context: object = None,
+    created_at: object = None,
+    document_id: object = None,
+    update_mode: object = "replace",
+    memory_id: str | None = None,
+    retained_at: str | None = None,
+    now: str | None = None,
+) -> NewMemory:
+    """Validate, normalise and redact one memory; raises InvalidInputError, writes nothing."""
+    text = redact(clean_text(content, "content", MAX_CONTENT_CHARS))
+    ctx: str | None = None
+    if context is not None:
+        ctx = clean_text(context, "context", MAX_CONTEXT_CHARS, allow_blank=True)
+        ctx = redact(ctx) if ctx.strip() else None
+    doc: str | None = None
+    if document_id is not None:
+        doc = clean_label(document_id, "document_id", MAX_DOCUMENT_ID_CHARS)
+    if update_mode not in UPDATE_MODES:
+        raise InvalidInputError(f"update_mode must be 'replace' or 'append', got {update_mode!r}")
+    if created_at is None and now is not None:
+        when = now
+    else:
+        when = _dates.format_utc(_dates.parse_created_at(created_at))
+    return NewMemory(
+        id=memory_id or new_id(),
+        content=text,
+        context=ctx,
+        tags=tuple(clean_tags(tags)),
+        created_at=when,
+        retained_at=retained_at or now or _dates.format_utc(_dates.now_utc()),
+        document_id=doc,
+        update_mode=str(update_mode),
+        content_hash=hashlib.sha256(text.encode("utf-8")).digest(),
+    )
+
+
+def prepare_item(item: object, now: str) -> NewMemory:
+    if isinstance(item, str):
+        return prepare(item, now=now)
+    if not isinstance(item, Mapping):
+        raise InvalidInputError(f"each item must be a string or a dict, got {type(item).__name__}")
+    unknown = set(item) - ITEM_KEYS
+    if unknown:
+        raise InvalidInputError(f"unknown item keys: {', '.join(sorted(map(str, unknown)))}")
+    if "content" not in item:
+        raise InvalidInputError("an item has no 'content'")
+    return prepare(
+        item["content"],
+        tags=item.get("tags", ()),
+        context=item.get("context"),
+        created_at=item.get("created_at"),
+        document_id=item.get("document_id"),
+        update_mode=item.get("update_mode", "replace"),
+        now=now,
+    )
+
+
+def config_merger(values: Mapping[str, Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    return lambda current: config.merge_config(current, values)
