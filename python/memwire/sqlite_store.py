@@ -11,115 +11,32 @@ the detail (which may contain SQL or paths) goes to the ``memwire.store`` logger
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
-import random
 import sqlite3
-import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from memwire._dates import format_utc, now_utc
-from memwire.errors import InvalidInputError, MemwireError, NotFoundError, StorageError
+from memwire._sqlite_base import MAX_ORDINAL, SCHEMA_VERSION
+from memwire._sqlite_reembed import ReembedTables
+from memwire._sqlite_snapshots import SnapshotTables
+from memwire.errors import InvalidInputError, StorageError
 from memwire.store import (
     Added,
     BankHead,
     Changes,
     NewMemory,
-    ReembedState,
     Row,
-    Snapshot,
     Space,
     WriteResult,
 )
 
-__all__ = ["SCHEMA_VERSION", "SQLiteStore"]
+__all__ = ["SCHEMA_VERSION", "SQLiteStore", "space_mismatch"]
 
 log = logging.getLogger("memwire.store")
 
-SCHEMA_VERSION = 2
-MAX_ORDINAL = 2**32 - 1
-BUSY_TIMEOUT_S = 10.0
-RETRY_DEADLINE_S = 120.0
 _CHUNK = 500  # bound parameters per IN (...) query
-
-T = TypeVar("T")
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (
-    key   TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS banks (
-    id         INTEGER PRIMARY KEY AUTOINCREMENT,
-    name       TEXT NOT NULL UNIQUE,
-    created_at TEXT NOT NULL,
-    last_seq   INTEGER NOT NULL DEFAULT 0,
-    pruned_seq INTEGER NOT NULL DEFAULT 0,
-    config     TEXT NOT NULL DEFAULT '{}',
-    embedder   TEXT,
-    dim        INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS memories (
-    id           TEXT PRIMARY KEY,
-    bank_id      INTEGER NOT NULL,
-    ordinal      INTEGER NOT NULL,
-    content      TEXT NOT NULL,
-    context      TEXT,
-    tags         TEXT NOT NULL DEFAULT '[]',
-    created_at   TEXT NOT NULL,
-    retained_at  TEXT NOT NULL,
-    document_id  TEXT,
-    content_hash BLOB NOT NULL,
-    vector       BLOB
-);
-CREATE UNIQUE INDEX IF NOT EXISTS memories_ordinal ON memories (bank_id, ordinal);
-CREATE UNIQUE INDEX IF NOT EXISTS memories_dedupe
-    ON memories (bank_id, content_hash) WHERE document_id IS NULL;
-CREATE UNIQUE INDEX IF NOT EXISTS memories_document
-    ON memories (bank_id, document_id) WHERE document_id IS NOT NULL;
-CREATE INDEX IF NOT EXISTS memories_created ON memories (bank_id, created_at);
-CREATE TABLE IF NOT EXISTS memory_tags (
-    bank_id INTEGER NOT NULL,
-    tag     TEXT NOT NULL,
-    ordinal INTEGER NOT NULL,
-    PRIMARY KEY (bank_id, tag, ordinal)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS removals (
-    bank_id INTEGER NOT NULL,
-    seq     INTEGER NOT NULL,
-    ordinal INTEGER NOT NULL,
-    PRIMARY KEY (bank_id, seq)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS snapshots (
-    bank_id    INTEGER PRIMARY KEY,
-    seq        INTEGER NOT NULL,
-    shell      TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    data       BLOB NOT NULL
-);
-"""
-
-# Version 2: an unfinished Memory.reembed per bank and the vectors it has staged so far.
-_SCHEMA_2 = """
-CREATE TABLE IF NOT EXISTS reembeds (
-    bank_id      INTEGER PRIMARY KEY,
-    embedder     TEXT NOT NULL,
-    dim          INTEGER NOT NULL,
-    done_through INTEGER NOT NULL DEFAULT 0,
-    started_at   TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS staged_vectors (
-    bank_id INTEGER NOT NULL,
-    ordinal INTEGER NOT NULL,
-    vector  BLOB,
-    PRIMARY KEY (bank_id, ordinal)
-) WITHOUT ROWID;
-"""
 
 _ROW_COLUMNS = (
     "m.id, b.name, m.ordinal, m.content, m.context, m.tags, m.created_at, m.retained_at, "
@@ -141,184 +58,12 @@ def _row(values: Sequence[Any]) -> Row:
     )
 
 
-BLOB_CHUNK = 4 << 20
-
-
-def _write_blob(
-    conn: sqlite3.Connection,
-    sql: str,
-    params: tuple[object, ...],
-    data: bytes,
-    where: tuple[str, str, int],
-) -> None:
-    """Run ``sql`` (whose ``{}`` stands for the blob) with ``data`` as its blob. Binding a big
-    blob makes SQLite copy it twice (the bound value, then the record); writing a zeroblob
-    and then the data in chunks through incremental I/O (Python 3.11+) copies it never."""
-    if not hasattr(conn, "blobopen"):
-        conn.execute(sql.format("?"), (*params, data))
-        return
-    conn.execute(sql.format("zeroblob(?)"), (*params, len(data)))
-    table, column, rowid = where
-    view = memoryview(data)
-    with conn.blobopen(table, column, rowid) as blob:
-        for start in range(0, len(view), BLOB_CHUNK):
-            blob.write(view[start : start + BLOB_CHUNK])
-
-
-def _is_busy(exc: sqlite3.Error) -> bool:
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is not None and code & 0xFF in (5, 6):  # SQLITE_BUSY, SQLITE_LOCKED
-        return True
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
-
-
-class _Busy(Exception):
-    """Internal: the database stayed busy past one attempt."""
-
-
-class SQLiteStore:
-    """The SQLite implementation of :class:`memwire.store.Store`."""
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self._lock = threading.RLock()
-        self.ephemeral = str(path) == ":memory:"
-        self._conn: sqlite3.Connection | None = None
-        if not self.ephemeral:
-            target = Path(path)
-            try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                log.debug("cannot create the store directory: %s", exc)
-                raise StorageError("the store could not be opened") from None
-        try:
-            self._conn = sqlite3.connect(
-                str(path),
-                timeout=BUSY_TIMEOUT_S,
-                isolation_level=None,
-                check_same_thread=False,
-            )
-        except sqlite3.Error as exc:
-            log.debug("sqlite connect failed: %s", exc)
-            raise StorageError("the store could not be opened") from None
-        try:
-            self._retry(self._setup, "open")
-        except BaseException:
-            self._conn.close()
-            self._conn = None
-            raise
-
-    # -- plumbing ----------------------------------------------------------------------------
-
-    def _setup(self, conn: sqlite3.Connection) -> None:
-        if not self.ephemeral:
-            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                log.debug("journal_mode is %s, not wal", mode)
-            conn.execute("PRAGMA synchronous=FULL")
-        conn.execute("PRAGMA foreign_keys=OFF")
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version == SCHEMA_VERSION:
-            return
-        if version > SCHEMA_VERSION:
-            raise StorageError("the store was written by a newer memwire; upgrade memwire")
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version < SCHEMA_VERSION:
-                # 0: a new file; 1: add the reembed tables (nothing else changed).
-                script = (_SCHEMA if version == 0 else "") + _SCHEMA_2
-                for statement in script.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
-                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-
-    @property
-    def conn(self) -> sqlite3.Connection:
-        if self._conn is None:
-            raise StorageError("the store is closed")
-        return self._conn
-
-    def _retry(self, fn: Callable[[sqlite3.Connection], T], what: str) -> T:
-        """Run ``fn`` (a whole transaction or read) retrying while the database is busy."""
-        deadline = time.monotonic() + RETRY_DEADLINE_S
-        delay = 0.005
-        with self._lock:
-            while True:
-                conn = self.conn
-                try:
-                    return fn(conn)
-                except MemwireError:
-                    raise
-                except sqlite3.Error as exc:
-                    if conn.in_transaction:
-                        with contextlib.suppress(sqlite3.Error):
-                            conn.execute("ROLLBACK")
-                    if _is_busy(exc) and time.monotonic() < deadline:
-                        log.debug("store busy during %s, retrying: %s", what, exc)
-                        time.sleep(delay * (0.5 + random.random()))
-                        delay = min(delay * 2, 0.5)
-                        continue
-                    log.debug("store failure during %s: %r", what, exc)
-                    if _is_busy(exc):
-                        raise StorageError("the store stayed busy; try again later") from None
-                    raise StorageError(f"the store failed during {what}") from None
-
-    def _write(self, fn: Callable[[sqlite3.Connection], T], what: str) -> T:
-        """Run ``fn`` inside ``BEGIN IMMEDIATE`` ... ``COMMIT``, with retry."""
-
-        def tx(conn: sqlite3.Connection) -> T:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = fn(conn)
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            return result
-
-        return self._retry(tx, what)
-
-    def _read(self, fn: Callable[[sqlite3.Connection], T], what: str) -> T:
-        """Run ``fn`` in one read transaction (a consistent view under WAL)."""
-
-        def tx(conn: sqlite3.Connection) -> T:
-            conn.execute("BEGIN")
-            try:
-                return fn(conn)
-            finally:
-                if conn.in_transaction:
-                    conn.execute("COMMIT")
-
-        return self._retry(tx, what)
-
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                try:
-                    if not self.ephemeral:
-                        self._conn.execute("PRAGMA optimize")
-                except sqlite3.Error as exc:
-                    log.debug("optimize at close failed: %s", exc)
-                try:
-                    self._conn.close()
-                except sqlite3.Error as exc:
-                    log.debug("close failed: %s", exc)
-                self._conn = None
+class SQLiteStore(SnapshotTables, ReembedTables):
+    """The SQLite implementation of :class:`memwire.store.Store`: banks, memories and the change
+    log here; the connection in :class:`~memwire._sqlite_base.SQLiteBase`, snapshots and
+    re-encoding in their own modules."""
 
     # -- banks -------------------------------------------------------------------------------
-
-    @staticmethod
-    def _bank_row(conn: sqlite3.Connection, bank: str) -> tuple[int, int, str] | None:
-        found = conn.execute(
-            "SELECT id, last_seq, config FROM banks WHERE name = ?", (bank,)
-        ).fetchone()
-        return None if found is None else (found[0], found[1], found[2])
 
     @classmethod
     def _ensure_bank(cls, conn: sqlite3.Connection, bank: str) -> tuple[int, int, str]:
@@ -741,209 +486,6 @@ class SQLiteStore:
             return Changes(last_seq, added, removed, gap=False)
 
         return self._read(read, "replay")
-
-    def load_snapshot(self, bank_id: int, shell: str) -> Snapshot | None:
-        """The bank's snapshot if its shell format is ``shell``. The blob is read once, straight
-        into the returned bytes (a snapshot can be as big as the index it holds)."""
-
-        def read(conn: sqlite3.Connection) -> Snapshot | None:
-            if not hasattr(conn, "blobopen"):  # Python 3.10: no incremental blob I/O
-                found = conn.execute(
-                    "SELECT seq, data FROM snapshots WHERE bank_id = ? AND shell = ?",
-                    (bank_id, shell),
-                ).fetchone()
-                return None if found is None else Snapshot(found[0], found[1])
-            found = conn.execute(
-                "SELECT seq FROM snapshots WHERE bank_id = ? AND shell = ?", (bank_id, shell)
-            ).fetchone()
-            if found is None:
-                return None
-            # bank_id is the rowid. A plain SELECT of the blob would hold it twice at once
-            # (SQLite's copy, then Python's).
-            with conn.blobopen("snapshots", "data", bank_id, readonly=True) as blob:
-                return Snapshot(found[0], blob.read())
-
-        return self._read(read, "load snapshot")
-
-    def save_snapshot(
-        self, bank_id: int, seq: int, data: bytes, shell: str, *, replace_same: bool = False
-    ) -> bool:
-        """Store a snapshot covering changes up to ``seq`` unless a newer one is stored (or
-        one of the same ``seq``, unless ``replace_same``: a snapshot that adds the HNSW graph),
-        then prune the removal log it makes unnecessary. Returns whether it was stored."""
-
-        def tx(conn: sqlite3.Connection) -> bool:
-            current = conn.execute(
-                "SELECT seq, shell FROM snapshots WHERE bank_id = ?", (bank_id,)
-            ).fetchone()
-            if (
-                current is not None
-                and current[1] == shell
-                and (current[0] > seq or (current[0] == seq and not replace_same))
-            ):
-                return False
-            bank_row = conn.execute(
-                "SELECT pruned_seq FROM banks WHERE id = ?", (bank_id,)
-            ).fetchone()
-            if bank_row is None:
-                return False  # the bank was deleted meanwhile
-            if seq < bank_row[0]:
-                return False  # older than a point every index must pass (e.g. a reembed)
-            _write_blob(
-                conn,
-                "INSERT OR REPLACE INTO snapshots (bank_id, seq, shell, created_at, data) "
-                "VALUES (?, ?, ?, ?, {})",
-                (bank_id, seq, shell, format_utc(now_utc())),
-                data,
-                ("snapshots", "data", bank_id),
-            )
-            conn.execute("DELETE FROM removals WHERE bank_id = ? AND seq <= ?", (bank_id, seq))
-            conn.execute(
-                "UPDATE banks SET pruned_seq = MAX(pruned_seq, ?) WHERE id = ?", (seq, bank_id)
-            )
-            return True
-
-        return self._write(tx, "save snapshot")
-
-    # -- re-encoding -------------------------------------------------------------------------
-
-    def reembed_state(self, bank: str) -> ReembedState | None:
-        found = self._retry(
-            lambda conn: conn.execute(
-                "SELECT r.embedder, r.dim, r.done_through FROM reembeds r "
-                "JOIN banks b ON b.id = r.bank_id WHERE b.name = ?",
-                (bank,),
-            ).fetchone(),
-            "read",
-        )
-        return None if found is None else ReembedState((found[0], found[1]), found[2])
-
-    def start_reembed(self, bank: str, space: Space) -> tuple[int, ReembedState]:
-        """Resume the bank's unfinished reembed into ``space``, or start one (discarding an
-        unfinished one into another space)."""
-
-        def tx(conn: sqlite3.Connection) -> tuple[int, ReembedState]:
-            found = self._bank_row(conn, bank)
-            if found is None:
-                raise NotFoundError(f"no bank {bank!r}")
-            bank_id = found[0]
-            current = conn.execute(
-                "SELECT embedder, dim, done_through FROM reembeds WHERE bank_id = ?", (bank_id,)
-            ).fetchone()
-            if current is not None and (current[0], current[1]) == tuple(space):
-                return bank_id, ReembedState(space, current[2])
-            if current is not None:
-                log.info(
-                    "bank %r: discarding an unfinished reembed into %r for one into %r",
-                    bank,
-                    current[0],
-                    space[0],
-                )
-            conn.execute("DELETE FROM staged_vectors WHERE bank_id = ?", (bank_id,))
-            conn.execute(
-                "INSERT OR REPLACE INTO reembeds (bank_id, embedder, dim, done_through, "
-                "started_at) VALUES (?, ?, ?, 0, ?)",
-                (bank_id, space[0], space[1], format_utc(now_utc())),
-            )
-            return bank_id, ReembedState(space, 0)
-
-        return self._write(tx, "reembed")
-
-    def reembed_page(
-        self, bank_id: int, after: int, limit: int
-    ) -> list[tuple[int, str, str | None]]:
-        rows = self._retry(
-            lambda conn: conn.execute(
-                "SELECT ordinal, content, context FROM memories WHERE bank_id = ? AND ordinal > ? "
-                "ORDER BY ordinal LIMIT ?",
-                (bank_id, after, limit),
-            ).fetchall(),
-            "reembed",
-        )
-        return [(r[0], r[1], r[2]) for r in rows]
-
-    @staticmethod
-    def _check_reembed(conn: sqlite3.Connection, bank_id: int, space: Space) -> int:
-        """The reembed's ``done_through``; raises unless it is still the one into ``space``."""
-        current = conn.execute(
-            "SELECT embedder, dim, done_through FROM reembeds WHERE bank_id = ?", (bank_id,)
-        ).fetchone()
-        if current is None:
-            if conn.execute("SELECT 1 FROM banks WHERE id = ?", (bank_id,)).fetchone() is None:
-                raise NotFoundError("the bank was deleted during reembed")
-            raise InvalidInputError("the reembed was finished or discarded by another process")
-        if (current[0], current[1]) != tuple(space):
-            raise InvalidInputError(
-                f"another process started a reembed into {current[0]!r} meanwhile"
-            )
-        return int(current[2])
-
-    def stage_vectors(
-        self, bank_id: int, space: Space, vectors: Sequence[tuple[int, bytes | None]], through: int
-    ) -> bool:
-        """Stage one batch of re-encoded vectors and advance the reembed's progress to
-        ``through``, in one transaction."""
-
-        def tx(conn: sqlite3.Connection) -> bool:
-            self._check_reembed(conn, bank_id, space)
-            conn.executemany(
-                "INSERT OR REPLACE INTO staged_vectors (bank_id, ordinal, vector) VALUES (?, ?, ?)",
-                [(bank_id, ordinal, vector) for ordinal, vector in vectors],
-            )
-            conn.execute(
-                "UPDATE reembeds SET done_through = MAX(done_through, ?) WHERE bank_id = ?",
-                (through, bank_id),
-            )
-            return True
-
-        return self._write(tx, "reembed")
-
-    def finish_reembed(self, bank_id: int, space: Space) -> int | None:
-        """Swap the staged vectors in and record ``space`` as the bank's, in one transaction;
-        None (nothing changed) when memories were added after the staged ones.
-
-        The swap advances ``last_seq`` by one change that adds nothing and prunes the change
-        log up to it (and drops the bank's snapshot), so every index holding old vectors sees a
-        gap at its next replay and reloads from the rows."""
-
-        def tx(conn: sqlite3.Connection) -> int | None:
-            done_through = self._check_reembed(conn, bank_id, space)
-            if conn.execute(
-                "SELECT 1 FROM memories WHERE bank_id = ? AND ordinal > ? LIMIT 1",
-                (bank_id, done_through),
-            ).fetchone():
-                return None
-            conn.execute(
-                "UPDATE memories SET vector = (SELECT s.vector FROM staged_vectors s "
-                "WHERE s.bank_id = memories.bank_id AND s.ordinal = memories.ordinal) "
-                "WHERE bank_id = ?",
-                (bank_id,),
-            )
-            (last_seq,) = conn.execute(
-                "SELECT last_seq FROM banks WHERE id = ?", (bank_id,)
-            ).fetchone()
-            seq = last_seq + 1
-            if seq > MAX_ORDINAL:
-                raise StorageError("the bank has exhausted its ordinals")
-            conn.execute(
-                "UPDATE banks SET embedder = ?, dim = ?, last_seq = ?, pruned_seq = ? WHERE id = ?",
-                (space[0], space[1], seq, seq, bank_id),
-            )
-            for table in ("staged_vectors", "reembeds", "snapshots", "removals"):
-                conn.execute(f"DELETE FROM {table} WHERE bank_id = ?", (bank_id,))
-            return int(seq)
-
-        return self._write(tx, "reembed")
-
-    def count_rows(self, bank_id: int, after: int = 0) -> int:
-        found = self._retry(
-            lambda conn: conn.execute(
-                "SELECT COUNT(*) FROM memories WHERE bank_id = ? AND ordinal > ?",
-                (bank_id, after),
-            ).fetchone(),
-            "read",
-        )
-        return int(found[0])
 
 
 def space_mismatch(bank: str, recorded: Space, offered: Space) -> str:

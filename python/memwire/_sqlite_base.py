@@ -1,0 +1,288 @@
+"""The SQLite plumbing every part of the store shares: the schema, the connection, and the
+transaction helpers that turn busy databases into bounded retries and every
+:class:`sqlite3.Error` into an opaque :class:`~memwire.errors.StorageError` (the detail, which
+may contain SQL or paths, goes to the ``memwire.store`` logger at debug level). See
+docs/storage.md; :mod:`memwire.sqlite_store` assembles the store from this base and its parts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from memwire.errors import MemwireError, StorageError
+
+__all__ = [
+    "BUSY_TIMEOUT_S",
+    "MAX_ORDINAL",
+    "RETRY_DEADLINE_S",
+    "SCHEMA_VERSION",
+    "SQLiteBase",
+    "write_blob",
+]
+
+log = logging.getLogger("memwire.store")
+
+SCHEMA_VERSION = 2
+MAX_ORDINAL = 2**32 - 1
+BUSY_TIMEOUT_S = 10.0
+RETRY_DEADLINE_S = 120.0
+
+T = TypeVar("T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS banks (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    name       TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    last_seq   INTEGER NOT NULL DEFAULT 0,
+    pruned_seq INTEGER NOT NULL DEFAULT 0,
+    config     TEXT NOT NULL DEFAULT '{}',
+    embedder   TEXT,
+    dim        INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS memories (
+    id           TEXT PRIMARY KEY,
+    bank_id      INTEGER NOT NULL,
+    ordinal      INTEGER NOT NULL,
+    content      TEXT NOT NULL,
+    context      TEXT,
+    tags         TEXT NOT NULL DEFAULT '[]',
+    created_at   TEXT NOT NULL,
+    retained_at  TEXT NOT NULL,
+    document_id  TEXT,
+    content_hash BLOB NOT NULL,
+    vector       BLOB
+);
+CREATE UNIQUE INDEX IF NOT EXISTS memories_ordinal ON memories (bank_id, ordinal);
+CREATE UNIQUE INDEX IF NOT EXISTS memories_dedupe
+    ON memories (bank_id, content_hash) WHERE document_id IS NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS memories_document
+    ON memories (bank_id, document_id) WHERE document_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS memories_created ON memories (bank_id, created_at);
+CREATE TABLE IF NOT EXISTS memory_tags (
+    bank_id INTEGER NOT NULL,
+    tag     TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    PRIMARY KEY (bank_id, tag, ordinal)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS removals (
+    bank_id INTEGER NOT NULL,
+    seq     INTEGER NOT NULL,
+    ordinal INTEGER NOT NULL,
+    PRIMARY KEY (bank_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS snapshots (
+    bank_id    INTEGER PRIMARY KEY,
+    seq        INTEGER NOT NULL,
+    shell      TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    data       BLOB NOT NULL
+);
+"""
+
+# Version 2: an unfinished Memory.reembed per bank and the vectors it has staged so far.
+_SCHEMA_2 = """
+CREATE TABLE IF NOT EXISTS reembeds (
+    bank_id      INTEGER PRIMARY KEY,
+    embedder     TEXT NOT NULL,
+    dim          INTEGER NOT NULL,
+    done_through INTEGER NOT NULL DEFAULT 0,
+    started_at   TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS staged_vectors (
+    bank_id INTEGER NOT NULL,
+    ordinal INTEGER NOT NULL,
+    vector  BLOB,
+    PRIMARY KEY (bank_id, ordinal)
+) WITHOUT ROWID;
+"""
+
+BLOB_CHUNK = 4 << 20
+
+
+def write_blob(
+    conn: sqlite3.Connection,
+    sql: str,
+    params: tuple[object, ...],
+    data: bytes,
+    where: tuple[str, str, int],
+) -> None:
+    """Run ``sql`` (whose ``{}`` stands for the blob) with ``data`` as its blob. Binding a big
+    blob makes SQLite copy it twice (the bound value, then the record); writing a zeroblob
+    and then the data in chunks through incremental I/O (Python 3.11+) copies it never."""
+    if not hasattr(conn, "blobopen"):
+        conn.execute(sql.format("?"), (*params, data))
+        return
+    conn.execute(sql.format("zeroblob(?)"), (*params, len(data)))
+    table, column, rowid = where
+    view = memoryview(data)
+    with conn.blobopen(table, column, rowid) as blob:
+        for start in range(0, len(view), BLOB_CHUNK):
+            blob.write(view[start : start + BLOB_CHUNK])
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None and code & 0xFF in (5, 6):  # SQLITE_BUSY, SQLITE_LOCKED
+        return True
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+class _Busy(Exception):
+    """Internal: the database stayed busy past one attempt."""
+
+
+class SQLiteBase:
+    """One connection to the store file, guarded by a lock, with the schema in place."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self._lock = threading.RLock()
+        self.ephemeral = str(path) == ":memory:"
+        self._conn: sqlite3.Connection | None = None
+        if not self.ephemeral:
+            target = Path(path)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                log.debug("cannot create the store directory: %s", exc)
+                raise StorageError("the store could not be opened") from None
+        try:
+            self._conn = sqlite3.connect(
+                str(path),
+                timeout=BUSY_TIMEOUT_S,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        except sqlite3.Error as exc:
+            log.debug("sqlite connect failed: %s", exc)
+            raise StorageError("the store could not be opened") from None
+        try:
+            self._retry(self._setup, "open")
+        except BaseException:
+            self._conn.close()
+            self._conn = None
+            raise
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def _setup(self, conn: sqlite3.Connection) -> None:
+        if not self.ephemeral:
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                log.debug("journal_mode is %s, not wal", mode)
+            conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA foreign_keys=OFF")
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:
+            return
+        if version > SCHEMA_VERSION:
+            raise StorageError("the store was written by a newer memwire; upgrade memwire")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version < SCHEMA_VERSION:
+                # 0: a new file; 1: add the reembed tables (nothing else changed).
+                script = (_SCHEMA if version == 0 else "") + _SCHEMA_2
+                for statement in script.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StorageError("the store is closed")
+        return self._conn
+
+    def _retry(self, fn: Callable[[sqlite3.Connection], T], what: str) -> T:
+        """Run ``fn`` (a whole transaction or read) retrying while the database is busy."""
+        deadline = time.monotonic() + RETRY_DEADLINE_S
+        delay = 0.005
+        with self._lock:
+            while True:
+                conn = self.conn
+                try:
+                    return fn(conn)
+                except MemwireError:
+                    raise
+                except sqlite3.Error as exc:
+                    if conn.in_transaction:
+                        with contextlib.suppress(sqlite3.Error):
+                            conn.execute("ROLLBACK")
+                    if _is_busy(exc) and time.monotonic() < deadline:
+                        log.debug("store busy during %s, retrying: %s", what, exc)
+                        time.sleep(delay * (0.5 + random.random()))
+                        delay = min(delay * 2, 0.5)
+                        continue
+                    log.debug("store failure during %s: %r", what, exc)
+                    if _is_busy(exc):
+                        raise StorageError("the store stayed busy; try again later") from None
+                    raise StorageError(f"the store failed during {what}") from None
+
+    def _write(self, fn: Callable[[sqlite3.Connection], T], what: str) -> T:
+        """Run ``fn`` inside ``BEGIN IMMEDIATE`` ... ``COMMIT``, with retry."""
+
+        def tx(conn: sqlite3.Connection) -> T:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = fn(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            return result
+
+        return self._retry(tx, what)
+
+    def _read(self, fn: Callable[[sqlite3.Connection], T], what: str) -> T:
+        """Run ``fn`` in one read transaction (a consistent view under WAL)."""
+
+        def tx(conn: sqlite3.Connection) -> T:
+            conn.execute("BEGIN")
+            try:
+                return fn(conn)
+            finally:
+                if conn.in_transaction:
+                    conn.execute("COMMIT")
+
+        return self._retry(tx, what)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                try:
+                    if not self.ephemeral:
+                        self._conn.execute("PRAGMA optimize")
+                except sqlite3.Error as exc:
+                    log.debug("optimize at close failed: %s", exc)
+                try:
+                    self._conn.close()
+                except sqlite3.Error as exc:
+                    log.debug("close failed: %s", exc)
+                self._conn = None
+
+    @staticmethod
+    def _bank_row(conn: sqlite3.Connection, bank: str) -> tuple[int, int, str] | None:
+        found = conn.execute(
+            "SELECT id, last_seq, config FROM banks WHERE name = ?", (bank,)
+        ).fetchone()
+        return None if found is None else (found[0], found[1], found[2])

@@ -1,0 +1,79 @@
+"""Index snapshots in the store: read and written whole through incremental blob I/O, so a
+snapshot as big as the index is never held twice (docs/storage.md, "Snapshots")."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from memwire._dates import format_utc, now_utc
+from memwire._sqlite_base import SQLiteBase, write_blob
+from memwire.store import Snapshot
+
+__all__ = ["SnapshotTables"]
+
+
+class SnapshotTables(SQLiteBase):
+    """The ``snapshots`` table, and the pruning of the removal log a snapshot allows."""
+
+    def load_snapshot(self, bank_id: int, shell: str) -> Snapshot | None:
+        """The bank's snapshot if its shell format is ``shell``. The blob is read once, straight
+        into the returned bytes (a snapshot can be as big as the index it holds)."""
+
+        def read(conn: sqlite3.Connection) -> Snapshot | None:
+            if not hasattr(conn, "blobopen"):  # Python 3.10: no incremental blob I/O
+                found = conn.execute(
+                    "SELECT seq, data FROM snapshots WHERE bank_id = ? AND shell = ?",
+                    (bank_id, shell),
+                ).fetchone()
+                return None if found is None else Snapshot(found[0], found[1])
+            found = conn.execute(
+                "SELECT seq FROM snapshots WHERE bank_id = ? AND shell = ?", (bank_id, shell)
+            ).fetchone()
+            if found is None:
+                return None
+            # bank_id is the rowid. A plain SELECT of the blob would hold it twice at once
+            # (SQLite's copy, then Python's).
+            with conn.blobopen("snapshots", "data", bank_id, readonly=True) as blob:
+                return Snapshot(found[0], blob.read())
+
+        return self._read(read, "load snapshot")
+
+    def save_snapshot(
+        self, bank_id: int, seq: int, data: bytes, shell: str, *, replace_same: bool = False
+    ) -> bool:
+        """Store a snapshot covering changes up to ``seq`` unless a newer one is stored (or
+        one of the same ``seq``, unless ``replace_same``: a snapshot that adds the HNSW graph),
+        then prune the removal log it makes unnecessary. Returns whether it was stored."""
+
+        def tx(conn: sqlite3.Connection) -> bool:
+            current = conn.execute(
+                "SELECT seq, shell FROM snapshots WHERE bank_id = ?", (bank_id,)
+            ).fetchone()
+            if (
+                current is not None
+                and current[1] == shell
+                and (current[0] > seq or (current[0] == seq and not replace_same))
+            ):
+                return False
+            bank_row = conn.execute(
+                "SELECT pruned_seq FROM banks WHERE id = ?", (bank_id,)
+            ).fetchone()
+            if bank_row is None:
+                return False  # the bank was deleted meanwhile
+            if seq < bank_row[0]:
+                return False  # older than a point every index must pass (e.g. a reembed)
+            write_blob(
+                conn,
+                "INSERT OR REPLACE INTO snapshots (bank_id, seq, shell, created_at, data) "
+                "VALUES (?, ?, ?, ?, {})",
+                (bank_id, seq, shell, format_utc(now_utc())),
+                data,
+                ("snapshots", "data", bank_id),
+            )
+            conn.execute("DELETE FROM removals WHERE bank_id = ? AND seq <= ?", (bank_id, seq))
+            conn.execute(
+                "UPDATE banks SET pruned_seq = MAX(pruned_seq, ?) WHERE id = ?", (seq, bank_id)
+            )
+            return True
+
+        return self._write(tx, "save snapshot")
