@@ -11,7 +11,8 @@ recalls every 50 ms until the background thread has installed the graph (above D
 vectors), and ``close()`` (writes the snapshot, with the graph). For the largest N, a fresh
 process measures: RSS after importing memwire and loading the bundled embedder (idle), RSS after
 opening the store and loading the bank from its snapshot, and recall p50/p95 over the corpus
-queries with the default fusion weights (vectors on) and with the dense weight at 0."""
+queries with the default fusion weights (vectors on; lookups run lexically), with the dense
+stream forced on every query (``lookup_ratio`` 0), and with the dense weight at 0."""
 
 from __future__ import annotations
 
@@ -64,8 +65,8 @@ t = time.perf_counter()
 m.recall(queries[0])
 out["open_first_recall_ms"] = (time.perf_counter() - t) * 1e3
 out["rss_loaded_mib"] = rss()
-def lat(weights):
-    m.set_config("default", {"fusion_weights": weights})
+def lat(weights, lookup_ratio=None):
+    m.set_config("default", {"fusion_weights": weights, "lookup_ratio": lookup_ratio})
     for q in queries[:20]:
         m.recall(q)
     xs = []
@@ -74,8 +75,10 @@ def lat(weights):
     xs.sort()
     return xs[len(xs) // 2], xs[int(len(xs) * 0.95)]
 out["recall_ms_vectors_on"] = lat([1.0, 0.5, 0.3])
+# the dense stream on every query, lookups included (config lookup_ratio 0)
+out["recall_ms_vectors_always"] = lat([1.0, 0.5, 0.3], 0)
 out["recall_ms_dense_off"] = lat([1.0, 0.5, 0.0])
-m.set_config("default", {"fusion_weights": None})
+m.set_config("default", {"fusion_weights": None, "lookup_ratio": None})
 out["rss_after_recalls_mib"] = rss()
 out["maxrss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 m._closed = True  # leave without writing a snapshot

@@ -230,6 +230,72 @@ def test_a_graph_built_detached_agrees_across_backends(
                 assert hexed(loaded.search_dense(q, 10)) == hexed(source.search_dense(q, 10))
 
 
+def test_both_backends_build_byte_identical_graphs(both_kernels: tuple[Kernel, Kernel]) -> None:
+    """The same insertions and removals give the same serialised graph on both kernels: built
+    detached with changes made before and during the build, then following changes with
+    searches in between (a search takes a thread slot of the C++ index, an insertion must not
+    depend on which), and after a snapshot is loaded by either kernel."""
+    extra = vectors(40, seed=21)
+    indexes = []
+    for kern in both_kernels:
+        index = large(kern)
+        plan = index.plan_dense_graph()
+        assert plan is not None
+        index.add(5000, "a", extra[0])
+        index.remove(3)
+        index.remove(250)
+        assert plan.build()
+        index.add(3, "back", extra[1])
+        index.add(5001, "b", extra[2])
+        index.remove(5000)
+        assert index.install_dense_graph(plan)
+        indexes.append(index)
+    rust, py = indexes
+    assert graph_bytes(rust) == graph_bytes(py)
+    for i, vec in enumerate(extra[3:23]):
+        for index in indexes:
+            index.search_dense(vec, 3 + i % 4)
+            index.add(6000 + i, "c", vec)
+            if i % 3 == 0:
+                index.remove(10 * i + 1)
+    assert graph_bytes(rust) == graph_bytes(py)
+    snapshots = [index.to_bytes() for index in indexes]
+    loaded = [kern.BankIndex.from_bytes(snap) for snap in snapshots for kern in both_kernels]
+    for index in loaded:
+        index._set_dense_exact_max(THRESHOLD)
+        for i, vec in enumerate(extra[23:]):
+            index.add(7000 + i, "d", vec)
+            index.search_dense(vec, 2)
+        index.remove(6001)
+    after = [graph_bytes(index) for index in loaded]
+    assert after[0] is not None and after.count(after[0]) == len(after)
+
+
+def test_hnsw_rankings_agree_where_the_graph_misses_true_neighbours(
+    both_kernels: tuple[Kernel, Kernel],
+) -> None:
+    """High-dimensional data on which the graph misses some of the exact top `k`: the
+    proposals then depend on the graph itself, and both kernels still rank alike (they would
+    not if their graphs differed)."""
+    n, dim, k = 3000, 256, 50
+    data = vectors(n, seed=31, dim=dim)
+    queries = vectors(60, seed=32, dim=dim)
+    results, graphs = [], []
+    for kern in both_kernels:
+        index = kern.BankIndex(dim)
+        index._set_dense_exact_max(THRESHOLD)
+        index.add_many(list(range(n)), [""] * n, data)
+        truth = [index.search_dense(q, k) for q in queries]  # exact: no graph yet
+        assert index.build_dense_graph()
+        got = [index.search_dense(q, k) for q in queries]
+        misses = sum(g != t for g, t in zip(got, truth, strict=True))
+        assert misses >= 10, f"only {misses} queries miss a true neighbour"
+        results.append([hexed(g) for g in got])
+        graphs.append(graph_bytes(index))
+    assert results[0] == results[1]
+    assert graphs[0] == graphs[1]
+
+
 @pytest.mark.parametrize("dim", [0, DIM])
 def test_dense_graph_needed_is_false_for_an_empty_index(kernel: Kernel, dim: int) -> None:
     assert not kernel.BankIndex(dim).dense_graph_needed()

@@ -57,13 +57,16 @@ def _as_f32(vectors: npt.NDArray[np.int16]) -> npt.NDArray[np.float32]:
 _Change = tuple[int, "npt.NDArray[np.int16] | None"]
 
 # Vectors inserted per call while building: a cancel takes effect between two calls. Chunking
-# does not change the graph (one thread, same order, same level generator).
+# does not change the graph (one thread, same order, thread slot 0's level generator).
 _BUILD_CHUNK = 1024
 # A build stops catching up with the journal once a pass finds at most this many changes.
 _CATCH_UP_TAIL = 64
 
 
 def _graph_add(graph: Any, ordinal: int, vector: npt.NDArray[np.int16]) -> None:
+    # `threads=1` inserts with thread slot 0, so every level is drawn from slot 0's generator:
+    # the Rust kernel reserves before each insertion to take slot 0 too (docs/parity.md,
+    # "Dense stream"), and the two graphs are byte-identical.
     graph.add(ordinal, _as_f32(vector), threads=1)
 
 

@@ -375,9 +375,16 @@ fn new_graph(dim: usize) -> Result<Hnsw> {
 
 fn graph_add(graph: &Hnsw, ordinal: u32, vector: &[i16]) {
     // The C++ index needs capacity reserved ahead of insertion; grow geometrically.
-    if graph.size() + 1 > graph.capacity() {
-        let _ = graph.reserve((graph.capacity() * 2).max(64));
-    }
+    let capacity = if graph.size() < graph.capacity() {
+        graph.capacity()
+    } else {
+        (graph.capacity() * 2).max(64)
+    };
+    // Reserve before every insertion, even with room to spare: a reserve hands the index's
+    // thread slots out again from slot 0, so the insertion takes slot 0 and draws its level from
+    // that slot's generator, as the Python binding's `add(threads=1)` does (docs/parity.md,
+    // "Dense stream"). The store is borrowed exclusively here: no search holds a slot.
+    let _ = graph.reserve(capacity);
     // A failed insertion only loses an HNSW proposal; exact scores never depend on the graph.
     let _ = graph.add(u64::from(ordinal), &to_f32(vector));
 }
@@ -487,6 +494,23 @@ mod tests {
         t.load_hnsw(&bytes).unwrap();
         assert_eq!(t.search(&q, 5, None).unwrap(), s.search(&q, 5, None).unwrap());
         assert_eq!(s.search(&q, 1, None).unwrap()[0].0, 100);
+    }
+
+    #[test]
+    fn searches_between_insertions_do_not_change_the_graph() {
+        // A search borrows a thread slot of the C++ index; every insertion must still draw its
+        // level from slot 0, as the Python twin's does.
+        let mut quiet = installed(above_threshold());
+        let mut busy = installed(above_threshold());
+        for o in 100..400u32 {
+            let v = [(o % 13) as i16 - 6, (o % 7) as i16 + 1, (o % 3) as i16 - 1, 5];
+            quiet.add(o, &v);
+            for _ in 0..o % 3 {
+                busy.search(&v, 2, None).unwrap();
+            }
+            busy.add(o, &v);
+        }
+        assert_eq!(quiet.hnsw_bytes().unwrap(), busy.hnsw_bytes().unwrap());
     }
 
     #[test]
