@@ -48,11 +48,11 @@ def corpus(n: int) -> tuple[list[str], list[str]]:
 
 
 PROBE = r"""
-import json, resource, sys, time
+import json, sys, time
 sys.path.insert(0, sys.argv[3])
-def rss():
+def rss(field="VmRSS:"):
     for line in open("/proc/self/status"):
-        if line.startswith("VmRSS:"):
+        if line.startswith(field):
             return int(line.split()[1]) / 1024
 from memwire import Memory
 from memwire.embed.static import default_embedder
@@ -80,7 +80,8 @@ out["recall_ms_vectors_always"] = lat([1.0, 0.5, 0.3], 0)
 out["recall_ms_dense_off"] = lat([1.0, 0.5, 0.0])
 m.set_config("default", {"fusion_weights": None, "lookup_ratio": None})
 out["rss_after_recalls_mib"] = rss()
-out["maxrss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the parent across fork + exec.
+out["peak_rss_mib"] = rss("VmHWM:")
 m._closed = True  # leave without writing a snapshot
 print(json.dumps(out))
 """
