@@ -219,17 +219,32 @@ class DenseStore:
 
     def load_hnsw(self, data: bytes | memoryview) -> None:
         """Adopt a saved graph (from either backend); it must cover exactly these vectors."""
+        from usearch.compiled import MetricKind, ScalarKind
         from usearch.index import Index
 
+        # Checked in this order by both kernels: the header, what it says, the body, its keys.
         try:
-            graph = Index.restore(data)
+            meta = Index.metadata(data)
         except Exception:
-            graph = None
-        if graph is None:
+            meta = None
+        if not meta:
             raise SnapshotError("corrupt snapshot: hnsw: header")
         keys = np.array(sorted(self.vectors), dtype=np.uint64)
-        if graph.ndim != self.dim or len(graph) != len(keys) or not np.all(graph.contains(keys)):
-            raise SnapshotError("corrupt snapshot: hnsw: does not match the vectors")
+        mismatch = SnapshotError("corrupt snapshot: hnsw: does not match the vectors")
+        if (
+            meta["dimensions"] != self.dim
+            or meta["count_present"] != len(keys)
+            or meta["kind_metric"] != MetricKind.IP
+            or meta["kind_scalar"] != ScalarKind.F32
+        ):
+            raise mismatch
+        graph: Index = _new_graph(self.dim)
+        try:
+            graph.load(data)
+        except Exception:
+            raise SnapshotError("corrupt snapshot: hnsw: body") from None
+        if graph.multi or len(graph) != len(keys) or not np.all(graph.contains(keys)):
+            raise mismatch
         graph.expansion_search = HNSW_EXPANSION_SEARCH  # type: ignore[misc]
         with self._lock:
             self._hnsw = graph

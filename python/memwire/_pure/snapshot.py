@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from array import array
-from typing import Any
+from typing import Any, cast
 
 import msgpack
 import numpy as np
+import numpy.typing as npt
 from pyroaring import BitMap
 
+from memwire._pure._checks import MAX_DIM
 from memwire._pure._generated import (
     CONTRACT_VERSION,
     SNAPSHOT_FORMAT,
@@ -166,6 +168,18 @@ def _header(doc: dict[Any, Any], key: str) -> Any:
     return value.tobytes() if isinstance(value, memoryview) else value
 
 
+def _shown(value: Any) -> str:
+    """How an error message shows a header field: ``str(value)`` for nil, booleans, numbers
+    and strings, the msgpack type for the rest (docs/parity.md, "Errors")."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return str(value)
+    if isinstance(value, bytes):
+        return "<bin>"
+    if isinstance(value, list):
+        return "<array>"
+    return "<map>" if isinstance(value, dict) else "<ext>"
+
+
 def load(data: bytes) -> BankIndex:
     """Loads a snapshot; its big fields are read in place (no second copy of ``data``)."""
     try:
@@ -176,32 +190,71 @@ def load(data: bytes) -> BankIndex:
         raise SnapshotError("not a memwire index snapshot")
     version = _header(doc, "version")
     if version != SNAPSHOT_VERSION:
-        raise SnapshotError(f"unsupported snapshot version {version}")
+        raise SnapshotError(f"unsupported snapshot version {_shown(version)}")
     contract = _header(doc, "contract")
     if contract != CONTRACT_VERSION:
         raise SnapshotError(
-            f"snapshot contract {contract} differs from this kernel's {CONTRACT_VERSION}"
+            f"snapshot contract {_shown(contract)} differs from this kernel's {CONTRACT_VERSION}"
         )
     tokenizer = _header(doc, "tokenizer")
     if tokenizer != TOKENIZER_VERSION:
         raise SnapshotError(
-            f"snapshot tokenizer {tokenizer} differs from this kernel's {TOKENIZER_VERSION}"
+            f"snapshot tokenizer {_shown(tokenizer)} differs from this kernel's {TOKENIZER_VERSION}"
         )
     try:
         return _build(doc)
     except SnapshotError:
         raise
-    except Exception as exc:
-        raise SnapshotError(f"corrupt snapshot: {type(exc).__name__}") from exc
+    except Exception as exc:  # a check missing above: never name a Python class
+        raise SnapshotError("corrupt snapshot") from exc
+
+
+def _corrupt(detail: str) -> SnapshotError:
+    return SnapshotError(f"corrupt snapshot: {detail}")
+
+
+# The cookie of the portable roaring format without run containers (12346, little-endian).
+_NO_RUNS = b":0\x00\x00"
+
+
+def _roaring(raw: bytes | memoryview, key: str) -> BitMap:
+    """A roaring bitmap in exactly the form both writers produce: the portable format without
+    run containers, every invariant holding (pyroaring validates after deserialising), and the
+    serialisation of the set equal to the input (offsets, container kinds, no trailing bytes).
+    The Rust kernel checks the same bytes directly."""
+    bitmap = None
+    if raw[:4] == _NO_RUNS:
+        try:
+            bitmap = BitMap.deserialize(cast(bytes, raw))  # a memoryview is read in place
+        except Exception:
+            bitmap = None
+    if bitmap is None or bitmap.serialize() != raw:
+        raise _corrupt(f"{key}: bad roaring bitmap")
+    return bitmap
+
+
+def _u32s(raw: bytes | memoryview, key: str) -> npt.NDArray[np.uint32]:
+    if len(raw) % 4:
+        raise _corrupt(f"{key}: length {len(raw)} is not a multiple of 4")
+    return np.frombuffer(raw, dtype="<u4").astype(np.uint32, copy=False)
+
+
+def _first_outside(bitmap: BitMap, live: BitMap) -> int | None:
+    """The smallest member of ``bitmap`` that is not in ``live``."""
+    return None if bitmap.issubset(live) else int((bitmap - live).min())
 
 
 def _build(doc: dict[Any, Any]) -> BankIndex:
+    # The checks run in the order docs/parity.md ("Errors") lists them, as in the Rust kernel,
+    # so that a snapshot damaged in several places gets the same message from both.
     dim = _field(doc, "dim", int)
+    if not 0 <= dim <= MAX_DIM:
+        raise _corrupt(f"dim: must be between 0 and {MAX_DIM}, got {dim}")
     index = BankIndex(dim)
-    live = BitMap.deserialize(_field(doc, "docs", _BYTES))
-    lens = np.frombuffer(_field(doc, "doc_lens", _BYTES), dtype="<u4")
+    live = _roaring(_field(doc, "docs", _BYTES), "docs")
+    lens = _u32s(_field(doc, "doc_lens", _BYTES), "doc_lens")
     if len(lens) != len(live):
-        raise SnapshotError("corrupt snapshot: doc_lens")
+        raise _corrupt(f"doc_lens: {len(lens)} lengths for {len(live)} documents")
     # Slots are handed out in ascending ordinal order, so a document's slot is its rank.
     live_ords = np.frombuffer(live.to_array(), dtype=np.uint32).astype(np.int64)
     size = max(16, len(live))
@@ -215,32 +268,80 @@ def _build(doc: dict[Any, Any]) -> BankIndex:
     terms = _field(doc, "terms", list)
     postings = _field(doc, "postings", list)
     tfs = _field(doc, "tfs", list)
-    if not (len(terms) == len(postings) == len(tfs)):
-        raise SnapshotError("corrupt snapshot: postings")
-    for term, raw_docs, raw_tfs in zip(terms, postings, tfs, strict=True):
-        if not isinstance(term, str) or not isinstance(raw_docs, bytes):
-            raise SnapshotError("corrupt snapshot: postings")
+    if len(postings) != len(terms):
+        raise _corrupt(f"postings: {len(postings)} lists for {len(terms)} terms")
+    if len(tfs) != len(terms):
+        raise _corrupt(f"tfs: {len(tfs)} lists for {len(terms)} terms")
+    previous: str | None = None
+    all_slots: list[npt.NDArray[np.int64]] = []
+    all_tfs: list[npt.NDArray[np.uint32]] = []
+    for i, (term, raw_docs, raw_tfs) in enumerate(zip(terms, postings, tfs, strict=True)):
+        if not isinstance(term, str):
+            raise _corrupt(f"terms[{i}]: not a string")
+        # Code point order is UTF-8 byte order.
+        if previous is not None and term <= previous:
+            raise _corrupt(f"terms[{i}]: not after the previous term in UTF-8 byte order")
+        previous = term
+        if not isinstance(raw_docs, bytes):
+            raise _corrupt(f"postings[{i}]: not bin")
         p = Postings()
-        p.docs = BitMap.deserialize(raw_docs)
-        p.tfs = array("I", np.frombuffer(raw_tfs, dtype="<u4").astype(np.uint32).tobytes())
-        if len(p.tfs) != len(p.docs) or not p.docs or not p.docs.issubset(live):
-            raise SnapshotError("corrupt snapshot: postings")
+        p.docs = _roaring(raw_docs, f"postings[{i}]")
+        if not p.docs:
+            raise _corrupt(f"postings[{i}]: empty")
+        outside = _first_outside(p.docs, live)
+        if outside is not None:
+            raise _corrupt(f"postings[{i}]: document {outside} is not in docs")
+        if not isinstance(raw_tfs, bytes):
+            raise _corrupt(f"tfs[{i}]: not bin")
+        freqs = _u32s(raw_tfs, f"tfs[{i}]")
+        if len(freqs) != len(p.docs):
+            raise _corrupt(f"tfs[{i}]: {len(freqs)} frequencies for {len(p.docs)} documents")
+        if np.count_nonzero(freqs) != len(freqs):
+            raise _corrupt(f"tfs[{i}]: a frequency is 0")
+        p.tfs = array("I", freqs.tobytes())
         docs = np.frombuffer(p.docs.to_array(), dtype=np.uint32).astype(np.int64)
-        p.slots = array("I", np.searchsorted(live_ords, docs).astype(np.uint32).tobytes())
+        slots = np.searchsorted(live_ords, docs)
+        p.slots = array("I", slots.astype(np.uint32).tobytes())
+        all_slots.append(slots)
+        all_tfs.append(freqs)
         index._vocab[term] = p
+    # Every token is a term: a document's length is the sum of its term frequencies (u64,
+    # wrapping like the Rust kernel's, which no real snapshot comes near).
+    sums = np.zeros(len(live), dtype=np.uint64)
+    if all_slots:
+        np.add.at(sums, np.concatenate(all_slots), np.concatenate(all_tfs).astype(np.uint64))
+    wrong = np.flatnonzero(sums != lens)
+    if len(wrong):
+        s = int(wrong[0])
+        raise _corrupt(
+            f"doc_lens: document {int(live_ords[s])} has length {int(lens[s])}, "
+            f"its term frequencies sum to {int(sums[s])}"
+        )
     index._doc_terms = None  # rebuilt on the first remove(): loading never re-tokenizes
-    vec_docs = BitMap.deserialize(_field(doc, "vec_docs", _BYTES))
+    vec_docs = _roaring(_field(doc, "vec_docs", _BYTES), "vec_docs")
+    if vec_docs and not dim:
+        raise _corrupt("vec_docs: not empty in an index of dim 0")
+    outside = _first_outside(vec_docs, live)
+    if outside is not None:
+        raise _corrupt(f"vec_docs: document {outside} is not in docs")
     raw_vectors = _field(doc, "vectors", _BYTES)
-    if len(vec_docs):
-        if index._dense is None or len(raw_vectors) != 2 * dim * len(vec_docs):
-            raise SnapshotError("corrupt snapshot: vectors")
-        if not vec_docs.issubset(live):
-            raise SnapshotError("corrupt snapshot: vectors")
+    if len(raw_vectors) != 2 * dim * len(vec_docs):
+        raise _corrupt(
+            f"vectors: {len(raw_vectors)} bytes for {len(vec_docs)} vectors of dim {dim}"
+        )
+    if vec_docs:
         mat = np.frombuffer(raw_vectors, dtype="<i2").astype(np.int16).reshape(-1, dim)
+        zero = np.flatnonzero(~mat.any(axis=1))
+        if len(zero):
+            raise _corrupt(f"vectors: vector of document {vec_docs[int(zero[0])]} is all zeros")
         index._dense = DenseStore(dim)
         for o, row in zip(vec_docs, mat, strict=True):
             index._dense.vectors[o] = row
-        graph = doc.get("hnsw")
-        if isinstance(graph, _BYTES):
-            index._dense.load_hnsw(graph)
+    graph = doc.get("hnsw")
+    if graph is not None:
+        if not isinstance(graph, _BYTES):
+            raise _corrupt("field 'hnsw'")
+        if index._dense is None:
+            raise _corrupt("hnsw: a graph in an index of dim 0")
+        index._dense.load_hnsw(graph)
     return index

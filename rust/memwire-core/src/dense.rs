@@ -336,16 +336,21 @@ impl DenseStore {
     /// Installs a graph read from a snapshot; it must describe exactly these vectors.
     pub fn load_hnsw(&mut self, bytes: &[u8]) -> Result<()> {
         let bad = |what: &str| Error::corrupt(format!("hnsw: {what}"));
+        // Checked in this order by both kernels: the header, what it says, the body, its keys.
         let meta = Hnsw::metadata_from_buffer(bytes).map_err(|_| bad("header"))?;
         if meta.dimensions != self.dim as u64
             || meta.count_present != self.len() as u64
-            || meta.multi
+            || meta.metric != MetricKind::IP
+            || meta.quantization != ScalarKind::F32
         {
             return Err(bad("does not match the vectors"));
         }
         let graph = new_graph(self.dim)?;
         graph.load_from_buffer(bytes).map_err(|_| bad("body"))?;
-        if graph.size() != self.len() || self.ords.iter().any(|&o| !graph.contains(u64::from(o))) {
+        if graph.multi()
+            || graph.size() != self.len()
+            || self.ords.iter().any(|&o| !graph.contains(u64::from(o)))
+        {
             return Err(bad("does not match the vectors"));
         }
         self.hnsw = Some(graph);

@@ -353,7 +353,7 @@ impl BankIndex {
                     return Err(Error::corrupt("zero term frequency"));
                 }
                 counts[from] += 1;
-                sums[from] += u64::from(tf);
+                sums[from] = sums[from].wrapping_add(u64::from(tf));
                 slots.push(from as u32);
             }
             let term: Box<str> = term.into();
@@ -373,7 +373,10 @@ impl BankIndex {
         for (slot, list) in lists.into_iter().enumerate() {
             let doc = &mut index.slots[slot];
             if sums[slot] != u64::from(doc.len) {
-                return Err(Error::corrupt("doc_lens disagree with the term frequencies"));
+                return Err(Error::corrupt(format!(
+                    "doc_lens: document {} has length {}, its term frequencies sum to {}",
+                    doc.ordinal, doc.len, sums[slot]
+                )));
             }
             doc.terms = list.into();
         }

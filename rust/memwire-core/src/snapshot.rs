@@ -170,44 +170,84 @@ impl BankIndex {
 }
 
 fn build<'a>(get: &dyn Fn(&str) -> Option<Raw<'a>>) -> Result<BankIndex> {
+    // The checks run in the order docs/parity.md ("Errors") lists them, as in the Python
+    // kernel, so that a snapshot damaged in several places gets the same message from both.
     let field = |key: &str| Error::corrupt(format!("field '{key}'"));
     let bytes = |key: &str| get(key).and_then(Raw::bin).ok_or_else(|| field(key));
     let array = |key: &str| get(key).and_then(Raw::array).ok_or_else(|| field(key));
     let dim = match get("dim").map(Raw::value) {
-        Some(Value::Integer(i)) => i.as_i64().ok_or_else(|| field("dim"))?,
+        Some(Value::Integer(i)) => match i.as_u64() {
+            Some(d) if d <= crate::MAX_DIM as u64 => d as usize,
+            _ => return Err(corrupt(format!("dim: must be between 0 and 4096, got {i}"))),
+        },
         _ => return Err(field("dim")),
     };
-    let dim = crate::error::check_dim(dim).map_err(|_| field("dim"))?;
-    let live = bitmap(bytes("docs")?, "docs")?;
-    let lens = u32s(bytes("doc_lens")?, "doc_lens")?;
+    let live = bitmap(bytes("docs")?).ok_or_else(|| bad_bitmap("docs"))?;
+    let lens = u32s(bytes("doc_lens")?).map_err(|n| not_u32s("doc_lens", n))?;
     if lens.len() as u64 != live.len() {
-        return Err(Error::corrupt("doc_lens"));
+        return Err(corrupt(format!(
+            "doc_lens: {} lengths for {} documents",
+            lens.len(),
+            live.len()
+        )));
     }
     let docs: Vec<(u32, u32)> = live.iter().zip(lens).collect();
     let (terms, postings, tfs) = (array("terms")?, array("postings")?, array("tfs")?);
-    if terms.len() != postings.len() || terms.len() != tfs.len() {
-        return Err(Error::corrupt("postings"));
+    if postings.len() != terms.len() {
+        return Err(corrupt(format!(
+            "postings: {} lists for {} terms",
+            postings.len(),
+            terms.len()
+        )));
+    }
+    if tfs.len() != terms.len() {
+        return Err(corrupt(format!("tfs: {} lists for {} terms", tfs.len(), terms.len())));
     }
     let mut parts = Vec::with_capacity(terms.len());
-    for ((term, ords), tfs) in terms.into_iter().zip(postings).zip(tfs) {
-        let (Some(term), Some(ords), Some(tfs)) = (term.str(), ords.bin(), tfs.bin()) else {
-            return Err(Error::corrupt("postings"));
-        };
-        let ords = bitmap(ords, "postings")?;
-        let tfs = u32s(tfs, "tfs")?;
-        if ords.is_empty() || ords.len() != tfs.len() as u64 {
-            return Err(Error::corrupt("postings"));
+    let mut previous: Option<&str> = None;
+    for (i, ((term, ords), tfs)) in terms.into_iter().zip(postings).zip(tfs).enumerate() {
+        let at = |key: &str, what: &str| corrupt(format!("{key}[{i}]: {what}"));
+        let term = term.str().ok_or_else(|| at("terms", "not a string"))?;
+        if previous.is_some_and(|p| p.as_bytes() >= term.as_bytes()) {
+            return Err(at("terms", "not after the previous term in UTF-8 byte order"));
+        }
+        previous = Some(term);
+        let ords = ords.bin().ok_or_else(|| at("postings", "not bin"))?;
+        let ords = bitmap(ords).ok_or_else(|| at("postings", "bad roaring bitmap"))?;
+        if ords.is_empty() {
+            return Err(at("postings", "empty"));
+        }
+        if let Some(o) = first_outside(&ords, &live) {
+            return Err(at("postings", &format!("document {o} is not in docs")));
+        }
+        let tfs = tfs.bin().ok_or_else(|| at("tfs", "not bin"))?;
+        let tfs = u32s(tfs).map_err(|n| not_u32s(&format!("tfs[{i}]"), n))?;
+        if tfs.len() as u64 != ords.len() {
+            let what = format!("{} frequencies for {} documents", tfs.len(), ords.len());
+            return Err(at("tfs", &what));
+        }
+        if tfs.contains(&0) {
+            return Err(at("tfs", "a frequency is 0"));
         }
         parts.push((term.to_owned(), ords.iter().collect(), tfs));
     }
     let mut index = BankIndex::from_parts(dim, &docs, parts)?;
-    let vec_docs = bitmap(bytes("vec_docs")?, "vec_docs")?;
+    let vec_docs = bitmap(bytes("vec_docs")?).ok_or_else(|| bad_bitmap("vec_docs"))?;
+    if dim == 0 && !vec_docs.is_empty() {
+        return Err(corrupt("vec_docs: not empty in an index of dim 0"));
+    }
+    if let Some(o) = first_outside(&vec_docs, &live) {
+        return Err(corrupt(format!("vec_docs: document {o} is not in docs")));
+    }
     let raw = bytes("vectors")?;
-    if !vec_docs.is_empty() {
-        let Some(dense) = index.dense.as_mut() else { return Err(Error::corrupt("vectors")) };
-        if raw.len() as u64 != 2 * dim as u64 * vec_docs.len() || !vec_docs.is_subset(&index.live) {
-            return Err(Error::corrupt("vectors"));
-        }
+    if raw.len() as u64 != 2 * dim as u64 * vec_docs.len() {
+        return Err(corrupt(format!(
+            "vectors: {} bytes for {} vectors of dim {dim}",
+            raw.len(),
+            vec_docs.len()
+        )));
+    }
+    if let Some(dense) = index.dense.as_mut() {
         load_vectors(dense, &vec_docs, raw, dim)?;
     }
     match get("hnsw") {
@@ -215,11 +255,33 @@ fn build<'a>(get: &dyn Fn(&str) -> Option<Raw<'a>>) -> Result<BankIndex> {
         Some(graph) if graph.is_nil() => {}
         Some(graph) => {
             let graph = graph.bin().ok_or_else(|| field("hnsw"))?;
-            let Some(dense) = index.dense.as_mut() else { return Err(Error::corrupt("hnsw")) };
+            let Some(dense) = index.dense.as_mut() else {
+                return Err(corrupt("hnsw: a graph in an index of dim 0"));
+            };
             dense.load_hnsw(graph)?;
         }
     }
     Ok(index)
+}
+
+fn corrupt(detail: impl Into<String>) -> Error {
+    Error::corrupt(detail)
+}
+
+fn not_u32s(key: &str, len: usize) -> Error {
+    corrupt(format!("{key}: length {len} is not a multiple of 4"))
+}
+
+fn bad_bitmap(key: &str) -> Error {
+    corrupt(format!("{key}: bad roaring bitmap"))
+}
+
+/// The smallest member of `set` that is not in `live`.
+fn first_outside(set: &RoaringBitmap, live: &RoaringBitmap) -> Option<u32> {
+    if set.is_subset(live) {
+        return None;
+    }
+    set.iter().find(|o| !live.contains(*o))
 }
 
 fn load_vectors(
@@ -234,20 +296,85 @@ fn load_vectors(
             *x = i16::from_le_bytes([b[0], b[1]]);
         }
         if row.iter().all(|&x| x == 0) {
-            return Err(Error::corrupt("zero vector"));
+            return Err(corrupt(format!("vectors: vector of document {o} is all zeros")));
         }
         dense.add(o, &row);
     }
     Ok(())
 }
 
-fn bitmap(raw: &[u8], what: &str) -> Result<RoaringBitmap> {
-    RoaringBitmap::deserialize_from(raw).map_err(|_| Error::corrupt(what.to_owned()))
+/// The cookie of the portable roaring format without run containers.
+const NO_RUNS_COOKIE: u32 = 12346;
+/// Containers holding at most this many values are arrays, larger ones bitsets.
+const ARRAY_MAX: usize = 4096;
+const BITSET_BYTES: usize = 8192;
+
+/// Whether `raw` is exactly what both writers (roaring-rs, CRoaring) write for some set: the
+/// portable format without run containers, keys ascending, the offset header right, an array of
+/// ascending values for a container of at most 4096 values, else a bitset of that many bits,
+/// and nothing after the last container. The Python kernel accepts the same bytes (it
+/// deserialises, then compares the serialisation with the input).
+fn canonical_roaring(raw: &[u8]) -> bool {
+    let u16_at =
+        |p: usize| raw.get(p..p + 2).map(|b| usize::from(u16::from_le_bytes([b[0], b[1]])));
+    let u32_at =
+        |p: usize| raw.get(p..p + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
+    if u32_at(0) != Some(NO_RUNS_COOKIE as usize) {
+        return false;
+    }
+    let n = match u32_at(4) {
+        Some(n) if n <= 1 << 16 => n,
+        _ => return false,
+    };
+    let mut pos = 8 + 8 * n;
+    if raw.len() < pos {
+        return false;
+    }
+    let mut previous_key = None;
+    for i in 0..n {
+        let (Some(key), Some(card), Some(offset)) =
+            (u16_at(8 + 4 * i), u16_at(10 + 4 * i), u32_at(8 + 4 * n + 4 * i))
+        else {
+            return false;
+        };
+        let card = card + 1;
+        if previous_key.is_some_and(|k| k >= key) || offset != pos {
+            return false;
+        }
+        previous_key = Some(key);
+        let size = if card <= ARRAY_MAX { 2 * card } else { BITSET_BYTES };
+        let Some(body) = raw.get(pos..pos + size) else { return false };
+        let ok = if card <= ARRAY_MAX {
+            let mut values = body.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+            let mut last = values.next();
+            values.all(|v| {
+                let ascending = last < Some(v);
+                last = Some(v);
+                ascending
+            })
+        } else {
+            body.iter().map(|b| b.count_ones() as usize).sum::<usize>() == card
+        };
+        if !ok {
+            return false;
+        }
+        pos += size;
+    }
+    pos == raw.len()
 }
 
-fn u32s(raw: &[u8], what: &str) -> Result<Vec<u32>> {
+/// A roaring bitmap in the exact form the writers produce ([`canonical_roaring`]).
+fn bitmap(raw: &[u8]) -> Option<RoaringBitmap> {
+    if !canonical_roaring(raw) {
+        return None;
+    }
+    RoaringBitmap::deserialize_from(raw).ok()
+}
+
+/// Little-endian u32s; the byte length when it is not a multiple of 4.
+fn u32s(raw: &[u8]) -> std::result::Result<Vec<u32>, usize> {
     if raw.len() % 4 != 0 {
-        return Err(Error::corrupt(what.to_owned()));
+        return Err(raw.len());
     }
     Ok(raw.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
 }
@@ -263,16 +390,53 @@ fn py_eq_int(v: Option<&Value>, n: u32) -> bool {
     }
 }
 
-/// Python's `str(value)` for the header fields named in error messages.
+/// How an error message shows a header field: Python's `str(value)` for nil, booleans, numbers
+/// and strings, the msgpack type for the rest (docs/parity.md, "Errors").
 fn py_str(v: Option<&Value>) -> String {
     match v {
         None | Some(Value::Nil) => "None".to_owned(),
         Some(Value::Boolean(true)) => "True".to_owned(),
         Some(Value::Boolean(false)) => "False".to_owned(),
+        Some(Value::Integer(i)) => i.to_string(),
         Some(Value::String(s)) => s.as_str().unwrap_or_default().to_owned(),
-        Some(Value::F64(f)) => format!("{f:?}"),
-        Some(Value::F32(f)) => format!("{:?}", f64::from(*f)),
-        Some(other) => other.to_string(),
+        Some(Value::F64(f)) => py_float(*f),
+        Some(Value::F32(f)) => py_float(f64::from(*f)),
+        Some(Value::Binary(_)) => "<bin>".to_owned(),
+        Some(Value::Array(_)) => "<array>".to_owned(),
+        Some(Value::Map(_)) => "<map>".to_owned(),
+        Some(Value::Ext(..)) => "<ext>".to_owned(),
+    }
+}
+
+/// Python's `repr(f)`: the shortest digits that round-trip, positional for exponents -4..16,
+/// else `d.ddde+XX`.
+fn py_float(f: f64) -> String {
+    if f.is_nan() {
+        return "nan".to_owned();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "inf" } else { "-inf" }.to_owned();
+    }
+    let sci = format!("{:e}", f.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits = mantissa.replace('.', "");
+    let sign = if f.is_sign_negative() { "-" } else { "" };
+    let n = digits.len() as i32;
+    if (-4..16).contains(&exp) {
+        if exp < 0 {
+            format!("{sign}0.{}{digits}", "0".repeat((-exp - 1) as usize))
+        } else if n <= exp + 1 {
+            format!("{sign}{digits}{}.0", "0".repeat((exp + 1 - n) as usize))
+        } else {
+            let (int, frac) = digits.split_at((exp + 1) as usize);
+            format!("{sign}{int}.{frac}")
+        }
+    } else {
+        let (first, rest) = digits.split_at(1);
+        let dot = if rest.is_empty() { "" } else { "." };
+        let esign = if exp < 0 { '-' } else { '+' };
+        format!("{sign}{first}{dot}{rest}e{esign}{:02}", exp.abs())
     }
 }
 
@@ -358,6 +522,95 @@ mod tests {
             BankIndex::from_bytes(&good[..good.len() - 5]).unwrap_err().kind(),
             crate::ErrorKind::Snapshot
         );
+    }
+
+    #[test]
+    fn only_the_written_roaring_form_is_read() {
+        let written = |values: &[u32]| {
+            let mut out = Vec::new();
+            RoaringBitmap::from_iter(values.iter().copied()).serialize_into(&mut out).unwrap();
+            out
+        };
+        let big: Vec<u32> = (0..5000).chain([70000, 4_000_000_000]).collect();
+        for values in [&[][..], &[0, 3, 7], &big] {
+            let raw = written(values);
+            assert!(canonical_roaring(&raw), "{values:?}");
+            assert_eq!(bitmap(&raw).unwrap().len(), values.len() as u64);
+            assert!(!canonical_roaring(&raw[..raw.len() - 1]));
+            assert!(!canonical_roaring(&[&raw[..], &[0]].concat()));
+        }
+        let raw = written(&[1, 2]);
+        let mut swapped = raw.clone();
+        swapped[16..20].copy_from_slice(&[2, 0, 1, 0]);
+        assert!(!canonical_roaring(&swapped), "values out of order");
+        let mut offset = raw.clone();
+        offset[12] += 2;
+        assert!(!canonical_roaring(&offset), "wrong offset");
+        let mut count = written(&big);
+        count[10..12].copy_from_slice(&4998u16.to_le_bytes());
+        assert!(!canonical_roaring(&count), "bitset with another cardinality");
+        let mut runs = RoaringBitmap::from_iter(100..200u32);
+        runs.optimize();
+        let mut out = Vec::new();
+        runs.serialize_into(&mut out).unwrap();
+        assert!(!canonical_roaring(&out), "run containers");
+        let two = written(&[1, 70000]);
+        let mut keys = two.clone();
+        keys[8..10].copy_from_slice(&[1, 0]);
+        assert!(!canonical_roaring(&keys), "keys not ascending");
+    }
+
+    #[test]
+    fn header_values_are_shown_as_python_does() {
+        let shown = |v: Value| py_str(Some(&v));
+        assert_eq!(shown(Value::from(1.5)), "1.5");
+        assert_eq!(shown(Value::from(1e16)), "1e+16");
+        assert_eq!(shown(Value::from(1e15)), "1000000000000000.0");
+        assert_eq!(shown(Value::from(-1e-5)), "-1e-05");
+        assert_eq!(shown(Value::from(0.0001)), "0.0001");
+        assert_eq!(shown(Value::from(-0.0)), "-0.0");
+        assert_eq!(shown(Value::from(1.2345678901234568e-300)), "1.2345678901234568e-300");
+        assert_eq!(shown(Value::from(f64::NAN)), "nan");
+        assert_eq!(shown(Value::F32(0.1)), "0.10000000149011612");
+        assert_eq!(shown(Value::from(-3)), "-3");
+        assert_eq!(shown(Value::from(u64::MAX)), "18446744073709551615");
+        assert_eq!(shown(Value::from("x y")), "x y");
+        assert_eq!(shown(Value::Binary(vec![1])), "<bin>");
+        assert_eq!(shown(Value::Array(vec![])), "<array>");
+        assert_eq!(shown(Value::Map(vec![])), "<map>");
+        assert_eq!(shown(Value::Ext(5, vec![])), "<ext>");
+    }
+
+    #[test]
+    fn damaged_fields_are_named() {
+        let mut doc = rmpv::decode::read_value(&mut &sample().to_bytes().unwrap()[..]).unwrap();
+        let set = |doc: &mut Value, key: &str, v: Value| {
+            let Value::Map(entries) = doc else { unreachable!() };
+            entries.iter_mut().find(|(k, _)| k.as_str() == Some(key)).unwrap().1 = v;
+        };
+        let err = |doc: &Value| {
+            let mut out = Vec::new();
+            rmpv::encode::write_value(&mut out, doc).unwrap();
+            BankIndex::from_bytes(&out).unwrap_err().to_string()
+        };
+        let original = doc.clone();
+        set(&mut doc, "dim", Value::from(-1));
+        assert_eq!(err(&doc), "corrupt snapshot: dim: must be between 0 and 4096, got -1");
+        doc = original.clone();
+        set(&mut doc, "docs", Value::Binary(vec![0; 9]));
+        assert_eq!(err(&doc), "corrupt snapshot: docs: bad roaring bitmap");
+        doc = original.clone();
+        set(&mut doc, "doc_lens", Value::Binary(vec![0; 5]));
+        assert_eq!(err(&doc), "corrupt snapshot: doc_lens: length 5 is not a multiple of 4");
+        doc = original.clone();
+        set(&mut doc, "terms", Value::Array(vec![Value::from(1)]));
+        assert_eq!(err(&doc), "corrupt snapshot: postings: 5 lists for 1 terms");
+        doc = original.clone();
+        set(&mut doc, "hnsw", Value::from(false));
+        assert_eq!(err(&doc), "corrupt snapshot: field 'hnsw'");
+        doc = original;
+        set(&mut doc, "vectors", Value::Binary(vec![0; 18]));
+        assert_eq!(err(&doc), "corrupt snapshot: vectors: vector of document 5 is all zeros");
     }
 
     #[test]
