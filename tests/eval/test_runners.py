@@ -57,16 +57,17 @@ def test_locomo(tmp_path: Path) -> None:
     assert strict.metrics["multi-hop"]["recall_all@10"] == 1.0
     assert "memwire eval locomo" in report.to_markdown()
     assert json.loads(report.to_json())["data_sha256"] == report.data_sha256
-    assert report.config["context_turns"] == 2
+    assert report.config["context_turns"] == 2 and report.config["context_after"] == 1
 
 
 def test_locomo_context_turns(tmp_path: Path) -> None:
     path = locomo_fixture(tmp_path)
-    alone = evaluate_locomo(path, context_turns=0, show_progress=False)
-    assert alone.config["context_turns"] == 0
-    for bad in (-1, 1.5, True, "2"):
-        with pytest.raises(InvalidInputError, match="context_turns"):
-            evaluate_locomo(path, context_turns=bad, show_progress=False)  # type: ignore[arg-type]
+    alone = evaluate_locomo(path, context_turns=0, context_after=0, show_progress=False)
+    assert alone.config["context_turns"] == alone.config["context_after"] == 0
+    for key in ("context_turns", "context_after"):
+        for bad in (-1, 1.5, True, "2"):
+            with pytest.raises(InvalidInputError, match=key):
+                evaluate_locomo(path, show_progress=False, **{key: bad})
 
 
 def test_beir(tmp_path: Path) -> None:
@@ -138,4 +139,4 @@ def test_locomo_dev_quality_floor() -> None:
     report = evaluate_locomo(SHARED / "locomo_dev.json", show_progress=False)
     strict = next(iter(report.rules.values()))
     assert strict.counts["all"] == 883
-    assert strict.metrics["all"]["recall_any@10"] >= 0.78
+    assert strict.metrics["all"]["recall_any@10"] >= 0.80  # issue 6 target, met at 0.810

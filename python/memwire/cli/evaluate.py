@@ -74,8 +74,15 @@ def register(commands: Any) -> None:
         type=int,
         default=2,
         metavar="N",
-        help="store each turn with the N turns before it (same session) as context; "
-        "0 stores turns alone (default: 2)",
+        help="store each turn with the N turns before it (same session) as context (default: 2)",
+    )
+    s.add_argument(
+        "--context-after",
+        type=int,
+        default=1,
+        metavar="N",
+        help="and with the N turns after it (default: 1); --context-turns 0 --context-after 0 "
+        "stores turns alone",
     )
     _add_run_options(s)
     s.set_defaults(run=run_locomo)
@@ -159,6 +166,7 @@ def run_locomo(args: argparse.Namespace) -> int:
         weights=args.weights,
         limit=args.limit,
         context_turns=args.context_turns,
+        context_after=args.context_after,
         show_progress=_show(args),
     )
     return _finish(args, report)

@@ -2,9 +2,10 @@
 
 One bank per conversation, one memory per dialogue turn (``speaker: text``, plus the image
 caption when the turn has one), dated with its session's date. A turn is stored the way an agent
-capturing a conversation would store it: with the turns it follows (``context_turns``, default
-2, same session, without their speaker labels) as its context, which recall matches at half the
-weight of the turn itself (docs/storage.md). Each question of categories 1-4 is a query whose
+capturing a conversation after the exchange would store it: with the conversation around it
+as its context (``context_turns`` before it, default 2, and ``context_after`` after it, default
+1; same session, without their speaker labels), which recall matches at half the weight of the
+turn itself (docs/storage.md). Each question of categories 1-4 is a query whose
 gold is its evidence turns. Two hit rules are reported side by side:
 
 - **strict**: the evidence turn's own memory is among the hits;
@@ -61,16 +62,17 @@ class _Turn(NamedTuple):
     when: datetime
 
 
-def _turns(conversation: dict[str, Any], context_turns: int) -> list[_Turn]:
-    """Every turn, in conversation order, with its context."""
+def _turns(conversation: dict[str, Any], before: int, after: int) -> list[_Turn]:
+    """Every turn, in conversation order, with the ``before`` and ``after`` turns around it
+    (same session) as its context."""
     sessions = sorted((int(m.group(1)), key) for key in conversation if (m := _SESSION.match(key)))
     out = []
     for number, key in sessions:
         when = _session_date(conversation[f"session_{number}_date_time"])
         turns = conversation[key]
         for i, turn in enumerate(turns):
-            before = turns[max(0, i - context_turns) : i]
-            context = "\n".join(_said(t) for t in before) or None
+            around = turns[max(0, i - before) : i] + turns[i + 1 : i + 1 + after]
+            context = "\n".join(_said(t) for t in around) or None
             out.append(_Turn(turn["dia_id"], turn_text(turn), _said(turn), context, when))
     return out
 
@@ -87,17 +89,17 @@ def evaluate_locomo(
     weights: Sequence[float] | None = None,
     limit: int = 20,
     context_turns: int = 2,
+    context_after: int = 1,
     show_progress: bool | None = None,
 ) -> Report:
     """Run the LoCoMo retrieval evaluation on ``data`` (the original JSON format).
 
-    ``context_turns``: how many preceding turns of the same session each turn is stored with
-    as its context (0 stores turns alone).
+    ``context_turns`` / ``context_after``: how many turns of the same session before / after
+    each turn it is stored with as its context (0 and 0 store turns alone).
     """
-    if isinstance(context_turns, bool) or not isinstance(context_turns, int) or context_turns < 0:
-        raise InvalidInputError(
-            f"context_turns must be a non-negative integer, got {context_turns!r}"
-        )
+    for name, value in (("context_turns", context_turns), ("context_after", context_after)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InvalidInputError(f"{name} must be a non-negative integer, got {value!r}")
     path = Path(data)
     conversations = json.loads(path.read_text(encoding="utf-8"))
     latency = Latency()
@@ -107,7 +109,7 @@ def evaluate_locomo(
         memory_embedder = embedder.id if embedder is not None else "bundled static"
         for conv in progress(conversations, len(conversations), "locomo", show_progress):
             bank = re.sub(r"[^A-Za-z0-9_.-]", "-", str(conv.get("sample_id", "conv")))
-            turns = _turns(conv["conversation"], context_turns)
+            turns = _turns(conv["conversation"], context_turns, context_after)
             items = [{"content": t.text, "context": t.context, "created_at": t.when} for t in turns]
             if weights is not None:
                 memory.set_config(bank, {"fusion_weights": list(weights)})
@@ -156,6 +158,7 @@ def evaluate_locomo(
             "limit": limit,
             "memory": "one per turn",
             "context_turns": context_turns,
+            "context_after": context_after,
             "budget": "bank default",
         },
         rules={
