@@ -160,6 +160,7 @@ class MemwireRecall(Adapter):
         import time
 
         t0 = time.perf_counter()
+        self.mem.recall(probe, limit=1)  # the index loads lazily: load it, so the graph starts
         # The bank's index is private API; a harness may wait on it (no public "idle" call).
         state = self.mem._bank("default")
         while state.index is not None and state.index.dense_graph_needed():
