@@ -259,6 +259,17 @@ def _rs_str(s: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+# The graph scalar types both kernels map to a usearch ScalarKind.
+HNSW_SCALARS = ("f32", "f16", "bf16")
+
+
+def _hnsw_scalar(dense: dict) -> str:
+    scalar = dense["hnsw_scalar"]
+    if scalar not in HNSW_SCALARS:
+        raise SystemExit(f"dense.hnsw_scalar must be one of {HNSW_SCALARS}, got {scalar!r}")
+    return str(scalar)
+
+
 def _rs_f64(x: float) -> str:
     text = repr(float(x))
     return text if ("." in text or "e" in text) else text + ".0"
@@ -299,6 +310,7 @@ def render_python(
         f"HNSW_CONNECTIVITY = {dense['hnsw_connectivity']}",
         f"HNSW_EXPANSION_ADD = {dense['hnsw_expansion_add']}",
         f"HNSW_EXPANSION_SEARCH = {dense['hnsw_expansion_search']}",
+        f"HNSW_SCALAR = {_py_str(_hnsw_scalar(dense))}",
         f"SNAPSHOT_FORMAT = {_py_str(snap['format'])}",
         f"SNAPSHOT_VERSION = {snap['version']}",
         "",
@@ -380,6 +392,7 @@ def render_rust(
         f"pub const HNSW_CONNECTIVITY: usize = {dense['hnsw_connectivity']};",
         f"pub const HNSW_EXPANSION_ADD: usize = {dense['hnsw_expansion_add']};",
         f"pub const HNSW_EXPANSION_SEARCH: usize = {dense['hnsw_expansion_search']};",
+        f"pub const HNSW_SCALAR: &str = {_rs_str(_hnsw_scalar(dense))};",
         f"pub const SNAPSHOT_FORMAT: &str = {_rs_str(snap['format'])};",
         f"pub const SNAPSHOT_VERSION: u32 = {snap['version']};",
         "",

@@ -33,7 +33,16 @@ def fit_vectors(vectors: Sequence[bytes | None], dim: int) -> list[bytes | None]
 class BankState:
     """One bank's derived index in this process. Guarded by ``lock``."""
 
-    __slots__ = ("applied", "bank_id", "graph_unsaved", "index", "lock", "name", "snap_seq")
+    __slots__ = (
+        "applied",
+        "bank_id",
+        "graph_unsaved",
+        "index",
+        "lock",
+        "name",
+        "snap_seq",
+        "snap_unusable",
+    )
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -43,6 +52,9 @@ class BankState:
         self.applied = 0  # the bank's change sequence the index reflects
         self.snap_seq = 0  # the newest stored snapshot this process knows of
         self.graph_unsaved = False  # the index has an HNSW graph no stored snapshot has
+        # The stored snapshot could not be loaded (another format, contract or tokenizer
+        # version, another dim): the next snapshot replaces it, even of the same changes.
+        self.snap_unusable = False
 
     def clear(self) -> None:
         self.index = None
@@ -50,6 +62,7 @@ class BankState:
         self.applied = 0
         self.snap_seq = 0
         self.graph_unsaved = False
+        self.snap_unusable = False
 
 
 class Snapshotter:

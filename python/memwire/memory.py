@@ -233,6 +233,8 @@ class Memory:
                 index = None
             if index is not None:
                 state.applied = state.snap_seq = snap.seq
+            else:
+                state.snap_unusable = True  # replaced by the next snapshot (see _snapshot)
             del snap  # as big as the index: not kept through the replay
         state.index = index if index is not None else self._kernel.BankIndex(dim)
         self._replay(state, reload_on_gap=use_snapshot)
@@ -330,8 +332,9 @@ class Memory:
         index = state.index
         if index is None:
             return
-        due = not self._ephemeral and state.applied - state.snap_seq >= max(
-            SNAPSHOT_MIN_CHANGES, len(index) // 10
+        due = not self._ephemeral and (
+            state.snap_unusable
+            or state.applied - state.snap_seq >= max(SNAPSHOT_MIN_CHANGES, len(index) // 10)
         )
         if due or index.dense_graph_needed():
             self._snapshotter.request(state.name)
@@ -372,13 +375,21 @@ class Memory:
         if state is None:
             return
         with state.lock:
-            if state.index is None or (state.applied <= state.snap_seq and not state.graph_unsaved):
+            if state.index is None or (
+                state.applied <= state.snap_seq
+                and not state.graph_unsaved
+                and not state.snap_unusable
+            ):
                 return
             data = state.index.to_bytes()
-            seq, bank_id, graph = state.applied, state.bank_id, state.graph_unsaved
+            seq, bank_id = state.applied, state.bank_id
+            graph, unusable = state.graph_unsaved, state.snap_unusable
         try:
-            # A new graph replaces the snapshot of the same changes that lacks it.
-            self._store.save_snapshot(bank_id, seq, data, SHELL_FORMAT, replace_same=graph)
+            # A new graph replaces the snapshot of the same changes that lacks it; any snapshot
+            # replaces one that could not be loaded (an older snapshot version, say).
+            self._store.save_snapshot(
+                bank_id, seq, data, SHELL_FORMAT, replace_same=graph or unusable
+            )
         except MemwireError as exc:
             log.debug("snapshot of bank %r not written: %s", name, exc)
             return
@@ -386,6 +397,7 @@ class Memory:
             if state.bank_id == bank_id and state.snap_seq <= seq:
                 state.snap_seq = seq
                 state.graph_unsaved = state.graph_unsaved and not graph
+                state.snap_unusable = state.snap_unusable and not unusable
 
     # -- writes ------------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import msgpack
 from memwire._kernel import Kernel
+from memwire._pure._generated import SNAPSHOT_VERSION
 from memwire._vectors import quantize
 from memwire.errors import SnapshotError
 
@@ -112,9 +113,9 @@ def test_structure_rules_follow_python_msgpack(both_kernels: tuple[Kernel, Kerne
     assert agree(both_kernels, bad_utf8) == "SnapshotError: not a memwire index snapshot"
     assert agree(both_kernels, pack([doc])) == "SnapshotError: not a memwire index snapshot"
     assert agree(both_kernels, pack(dict(doc, format=b"memwire.index"))).endswith("snapshot")
-    assert agree(both_kernels, pack(dict(doc, version=1.0))) == ok
-    assert agree(both_kernels, pack(dict(doc, version="2"))) == (
-        "SnapshotError: unsupported snapshot version 2"
+    assert agree(both_kernels, pack(dict(doc, version=float(SNAPSHOT_VERSION)))) == ok
+    assert agree(both_kernels, pack(dict(doc, version=str(SNAPSHOT_VERSION)))) == (
+        f"SnapshotError: unsupported snapshot version {SNAPSHOT_VERSION}"
     )
     for key in ("docs", "doc_lens", "vectors", "vec_docs", "terms", "dim"):
         assert agree(both_kernels, pack(dict(doc, **{key: "x"}))).startswith(

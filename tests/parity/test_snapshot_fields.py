@@ -10,11 +10,13 @@ from collections.abc import Callable
 from typing import Any
 
 import msgpack
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memwire._backend import load_kernel
 from memwire._kernel import Kernel
+from memwire._pure._generated import CONTRACT_VERSION, DENSE_SCALE, HNSW_SCALAR, SNAPSHOT_VERSION
 from memwire._vectors import quantize
 from memwire.errors import SnapshotError
 from pyroaring import BitMap
@@ -125,9 +127,19 @@ CASES: list[tuple[str, Callable[[Doc], Doc], str]] = [
     # header fields (messages of their own)
     ("format missing", lambda d: without(d, "format"), "not a memwire index snapshot"),
     ("format other", lambda d: dict(d, format="memwire.other"), "not a memwire index snapshot"),
-    ("version 2", lambda d: dict(d, version=2), "unsupported snapshot version 2"),
+    (
+        "version next",
+        lambda d: dict(d, version=SNAPSHOT_VERSION + 1),
+        f"unsupported snapshot version {SNAPSHOT_VERSION + 1}",
+    ),
+    # Version 1 held an f32 HNSW graph: refused, and the store rebuilds the index from rows.
+    ("version 1", lambda d: dict(d, version=1), "unsupported snapshot version 1"),
     ("version missing", lambda d: without(d, "version"), "unsupported snapshot version None"),
-    ("version str", lambda d: dict(d, version="1"), "unsupported snapshot version 1"),
+    (
+        "version str",
+        lambda d: dict(d, version=str(SNAPSHOT_VERSION)),
+        f"unsupported snapshot version {SNAPSHOT_VERSION}",
+    ),
     ("version float", lambda d: dict(d, version=1.5), "unsupported snapshot version 1.5"),
     ("version big float", lambda d: dict(d, version=1e16), "unsupported snapshot version 1e+16"),
     (
@@ -144,7 +156,11 @@ CASES: list[tuple[str, Callable[[Doc], Doc], str]] = [
         lambda d: dict(d, version=msgpack.ExtType(5, b"1")),
         "unsupported snapshot version <ext>",
     ),
-    ("contract", lambda d: dict(d, contract=9), "snapshot contract 9 differs from this kernel's 1"),
+    (
+        "contract",
+        lambda d: dict(d, contract=9),
+        f"snapshot contract 9 differs from this kernel's {CONTRACT_VERSION}",
+    ),
     (
         "tokenizer",
         lambda d: dict(d, tokenizer=None),
@@ -402,7 +418,7 @@ HARMLESS: list[tuple[str, Callable[[Doc], Doc]]] = [
     ("unicode other", lambda d: dict(d, unicode=None)),
     ("unicode missing", lambda d: without(d, "unicode")),
     ("hnsw missing", lambda d: without(d, "hnsw")),
-    ("version float", lambda d: dict(d, version=1.0)),
+    ("version float", lambda d: dict(d, version=float(SNAPSHOT_VERSION))),
 ]
 
 
@@ -426,6 +442,17 @@ def test_the_cases_agree_across_backends(both_kernels: tuple[Kernel, Kernel]) ->
     for case, mutate in HARMLESS:
         good = pack(mutate(doc))
         assert [outcome(k, good) for k in both_kernels] == [data.hex()] * 2, case
+
+
+def foreign_graph(doc: Doc, scalar: str, metric: str) -> bytes:
+    """A usearch graph built directly over the snapshot's vectors and keys."""
+    from usearch.index import Index
+
+    ords = np.array(list(BitMap.deserialize(doc["vec_docs"])), dtype=np.uint64)
+    mat = np.frombuffer(doc["vectors"], dtype="<i2").reshape(len(ords), doc["dim"])
+    graph = Index(ndim=doc["dim"], metric=metric, dtype=scalar)
+    graph.add(ords, mat.astype(np.float32) / np.float32(DENSE_SCALE), threads=1)
+    return bytes(graph.save())
 
 
 def test_a_damaged_graph_is_refused_alike(both_kernels: tuple[Kernel, Kernel]) -> None:
@@ -453,6 +480,15 @@ def test_a_damaged_graph_is_refused_alike(both_kernels: tuple[Kernel, Kernel]) -
     assert [outcome(k, bad) for k in both_kernels] == [
         f"SnapshotError: corrupt snapshot: {mismatch}"
     ] * 2
+    # The same vectors and keys in a graph of another scalar type (snapshot version 1 held f32
+    # graphs) or another metric.
+    for scalar, metric in (("f32", "ip"), ("bf16", "ip"), (HNSW_SCALAR, "cos")):
+        bad = pack(dict(doc, hnsw=foreign_graph(doc, scalar, metric)))
+        want = f"SnapshotError: corrupt snapshot: {mismatch}"
+        assert [outcome(k, bad) for k in both_kernels] == [want] * 2, (scalar, metric)
+    assert not outcome(py, pack(dict(doc, hnsw=foreign_graph(doc, HNSW_SCALAR, "ip")))).startswith(
+        "SnapshotError"
+    )
     # Both load either backend's graph, and an empty graph over no vectors.
     for loaded in (data, pack(dict(doc, hnsw=other))):
         assert outcome(rust, loaded) == outcome(py, loaded)

@@ -17,6 +17,7 @@ from memwire._pure._generated import (
     HNSW_EXPANSION_ADD,
     HNSW_EXPANSION_SEARCH,
     HNSW_OVERSAMPLE,
+    HNSW_SCALAR,
 )
 from memwire._pure.ranking import top_k
 from memwire.errors import InvalidInputError, SnapshotError
@@ -41,7 +42,7 @@ def _new_graph(dim: int) -> Any:
     return Index(
         ndim=dim,
         metric="ip",
-        dtype="f32",
+        dtype=HNSW_SCALAR,
         connectivity=HNSW_CONNECTIVITY,
         expansion_add=HNSW_EXPANSION_ADD,
         expansion_search=HNSW_EXPANSION_SEARCH,
@@ -49,7 +50,9 @@ def _new_graph(dim: int) -> Any:
 
 
 def _as_f32(vectors: npt.NDArray[np.int16]) -> npt.NDArray[np.float32]:
-    # Same op as the Rust kernel: `f32::from(x) / DENSE_SCALE as f32`.
+    # Same op as the Rust kernel: `f32::from(x) / DENSE_SCALE as f32`. The graph gets these f32
+    # values and converts them to HNSW_SCALAR itself (the binding passes the f32 buffer to the
+    # C++ as is), in the same C++ as the Rust kernel's binding.
     return vectors.astype(np.float32) / np.float32(DENSE_SCALE)
 
 
@@ -235,7 +238,7 @@ class DenseStore:
             meta["dimensions"] != self.dim
             or meta["count_present"] != len(keys)
             or meta["kind_metric"] != MetricKind.IP
-            or meta["kind_scalar"] != ScalarKind.F32
+            or meta["kind_scalar"] != getattr(ScalarKind, HNSW_SCALAR.upper())
         ):
             raise mismatch
         graph: Index = _new_graph(self.dim)

@@ -1,4 +1,4 @@
-"""Snapshot (de)serialisation of the pure kernel: format version 1 of docs/parity.md."""
+"""Snapshot (de)serialisation of the pure kernel: the format of native/format.md."""
 
 from __future__ import annotations
 

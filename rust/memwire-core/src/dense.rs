@@ -11,7 +11,7 @@ use usearch::{Index as Hnsw, IndexOptions, MetricKind, ScalarKind};
 use crate::error::{Error, Result};
 use crate::generated::{
     DENSE_EXACT_MAX, DENSE_SCALE, HNSW_CONNECTIVITY, HNSW_EXPANSION_ADD, HNSW_EXPANSION_SEARCH,
-    HNSW_OVERSAMPLE,
+    HNSW_OVERSAMPLE, HNSW_SCALAR,
 };
 use crate::rank::{canon, Key, TopK};
 
@@ -44,6 +44,16 @@ pub fn score(dot: i64) -> f64 {
     canon(dot as f64 / DIVISOR)
 }
 
+/// The scalar type of the graph's copy of the vectors (`HNSW_SCALAR`; codegen admits only these).
+const GRAPH_SCALAR: ScalarKind = match HNSW_SCALAR.as_bytes() {
+    b"f32" => ScalarKind::F32,
+    b"f16" => ScalarKind::F16,
+    b"bf16" => ScalarKind::BF16,
+    _ => panic!("unknown HNSW_SCALAR"),
+};
+
+/// The f32 vector handed to the graph: usearch converts it to [`GRAPH_SCALAR`] itself, in the
+/// same C++ (the pinned release) as the Python twin's binding.
 fn to_f32(v: &[i16]) -> Vec<f32> {
     // Same op as the Python twin: `vec.astype(np.float32) / np.float32(DENSE_SCALE)`.
     v.iter().map(|&x| f32::from(x) / DENSE_SCALE as f32).collect()
@@ -341,7 +351,7 @@ impl DenseStore {
         if meta.dimensions != self.dim as u64
             || meta.count_present != self.len() as u64
             || meta.metric != MetricKind::IP
-            || meta.quantization != ScalarKind::F32
+            || meta.quantization != GRAPH_SCALAR
         {
             return Err(bad("does not match the vectors"));
         }
@@ -369,7 +379,7 @@ fn new_graph(dim: usize) -> Result<Hnsw> {
     let options = IndexOptions {
         dimensions: dim,
         metric: MetricKind::IP,
-        quantization: ScalarKind::F32,
+        quantization: GRAPH_SCALAR,
         connectivity: HNSW_CONNECTIVITY,
         expansion_add: HNSW_EXPANSION_ADD,
         expansion_search: HNSW_EXPANSION_SEARCH,

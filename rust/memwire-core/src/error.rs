@@ -173,7 +173,10 @@ mod tests {
         assert_eq!(Error::NotSnapshot.to_string(), "not a memwire index snapshot");
         assert_eq!(
             Error::SnapshotContract("9".into()).to_string(),
-            "snapshot contract 9 differs from this kernel's 1"
+            format!(
+                "snapshot contract 9 differs from this kernel's {}",
+                crate::generated::CONTRACT_VERSION
+            )
         );
         assert_eq!(
             Error::SnapshotTokenizer("2".into()).to_string(),

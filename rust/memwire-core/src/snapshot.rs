@@ -1,5 +1,5 @@
-//! Snapshot format version 1 (docs/parity.md, "Snapshot format"): a msgpack map whose posting
-//! lists are portable roaring bitmaps. Both kernels read what either writes.
+//! The snapshot format of native/format.md (docs/parity.md, "Snapshot format"): a msgpack map
+//! whose posting lists are portable roaring bitmaps. Both kernels read what either writes.
 
 mod msgpack;
 
@@ -130,7 +130,7 @@ impl BankIndex {
         SnapshotWriter { head, dense, vectors_len, tail, hnsw_len: hnsw_len.unwrap_or(0) }
     }
 
-    /// Serialises the index (format version 1).
+    /// Serialises the index (format version [`SNAPSHOT_VERSION`]).
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         let writer = self.snapshot_writer();
         let mut out = vec![0u8; writer.len()];
@@ -502,19 +502,25 @@ mod tests {
             ]))
         };
         let err = |b: &[u8]| BankIndex::from_bytes(b).unwrap_err().to_string();
+        let (v, c, t) = (SNAPSHOT_VERSION, CONTRACT_VERSION, TOKENIZER_VERSION);
         assert_eq!(err(b"garbage"), "not a memwire index snapshot");
         assert_eq!(err(&enc(Value::from(1))), "not a memwire index snapshot");
-        assert_eq!(err(&header(Value::from(2), 1, 1)), "unsupported snapshot version 2");
-        assert_eq!(err(&header(Value::Nil, 1, 1)), "unsupported snapshot version None");
         assert_eq!(
-            err(&header(Value::from(1), 7, 1)),
-            "snapshot contract 7 differs from this kernel's 1"
+            err(&header(Value::from(v + 1), c, t)),
+            format!("unsupported snapshot version {}", v + 1)
+        );
+        // An older version (version 1 held an f32 HNSW graph) is refused too: the store rebuilds.
+        assert_eq!(err(&header(Value::from(1), c, t)), "unsupported snapshot version 1");
+        assert_eq!(err(&header(Value::Nil, c, t)), "unsupported snapshot version None");
+        assert_eq!(
+            err(&header(Value::from(v), 7, t)),
+            format!("snapshot contract 7 differs from this kernel's {c}")
         );
         assert_eq!(
-            err(&header(Value::from(1), 1, 3)),
-            "snapshot tokenizer 3 differs from this kernel's 1"
+            err(&header(Value::from(v), c, 3)),
+            format!("snapshot tokenizer 3 differs from this kernel's {t}")
         );
-        assert!(err(&header(Value::from(1), 1, 1)).starts_with("corrupt snapshot"));
+        assert!(err(&header(Value::from(v), c, t)).starts_with("corrupt snapshot"));
         let mut good = sample().to_bytes().unwrap();
         good.push(0);
         assert_eq!(err(&good), "not a memwire index snapshot");
