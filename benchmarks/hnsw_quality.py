@@ -1,0 +1,139 @@
+"""How often the HNSW proposals give the exact dense top 10, by the graph's scalar type.
+
+    python benchmarks/hnsw_quality.py [--n 100000] [--scalars f32 f16] [--backend rust]
+
+On the benchmark corpus (corpus_cache.py, NFKC as the shell applies it), every document and
+query is embedded with the bundled static embedder. One kernel index holds the vectors; its
+dense top 10 with exhaustive search (``_set_dense_exact_max`` above N) is the reference. For
+each scalar type a graph is built as both kernels build theirs (usearch, inner product, the
+f32 ``q / DENSE_SCALE`` vectors inserted in ascending ordinal order on one thread, the HNSW
+settings of native/constants.toml), its ``k * HNSW_OVERSAMPLE`` proposals are re-scored
+exactly, and the top 10 is compared with the reference, for ``k`` = 10 (``search_dense(q,
+10)``) and ``k`` = 100 (the stream depth inside ``recall``). The graph of the scalar type the
+kernel uses is checked against the kernel's own graph: same top 10 on every query.
+
+One run, wall clock for the builds (indicative)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "python"))
+
+import corpus_cache  # noqa: E402
+from memwire._backend import load_kernel  # noqa: E402
+from memwire._pure import _generated as contract  # noqa: E402
+from memwire.embed import encode  # noqa: E402
+from memwire.embed.static import default_embedder  # noqa: E402
+
+Top = list[int]
+
+
+def top10(ords: npt.NDArray[np.uint64], dots: npt.NDArray[np.int64]) -> Top:
+    """Best 10 by exact dot product, ties by ascending ordinal (the kernels' order)."""
+    order = np.lexsort((ords, -dots))[:10]
+    return [int(ords[i]) for i in order]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=100_000)
+    ap.add_argument("--scalars", nargs="+", default=["f32", "f16"])
+    ap.add_argument("--backend", default="rust")
+    args = ap.parse_args()
+    from usearch.index import Index
+
+    corpus = corpus_cache.load_corpus(args.n, nfkc=True)
+    kernel = load_kernel(args.backend)
+    embedder = default_embedder(args.backend)
+    space = (embedder.id, embedder.dim)
+    t = time.perf_counter()
+    docs = encode(embedder, space, corpus.texts)
+    queries = [v for v in encode(embedder, space, [q.text for q in corpus.queries]) if v]
+    print(
+        f"embedded {len(docs):,} documents, {len(queries)} queries: {time.perf_counter() - t:.1f} s"
+    )
+    index = kernel.BankIndex(embedder.dim)
+    index.add_many(list(range(len(docs))), [""] * len(docs), docs)
+    have = [o for o, v in enumerate(docs) if v]
+    ords = np.array(have, dtype=np.uint64)
+    mat = np.stack([np.frombuffer(docs[o] or b"", dtype="<i2") for o in have])
+    wide = mat.astype(np.int64)
+    qmat = np.stack([np.frombuffer(q, dtype="<i2") for q in queries]).astype(np.int64)
+    index._set_dense_exact_max(len(docs) + 1)
+    exact = [top10(ords, wide @ q) for q in qmat]
+    assert all(
+        [o for o, _ in index.search_dense(q, 10)] == e
+        for q, e in zip(queries[:50], exact, strict=False)
+    ), "the reference is the kernel's exact search"
+    print(f"{len(have):,} vectors of dim {embedder.dim}; exact reference on {len(queries)} queries")
+
+    def dots(top: Top) -> npt.NDArray[np.int64]:
+        """The vectors of ``top``, as rows."""
+        return wide[np.searchsorted(ords, np.array(top, dtype=np.uint64))]
+
+    kernel_top: list[Top] | None = None
+    for scalar in args.scalars:
+        graph = Index(
+            ndim=embedder.dim,
+            metric="ip",
+            dtype=scalar,
+            connectivity=contract.HNSW_CONNECTIVITY,
+            expansion_add=contract.HNSW_EXPANSION_ADD,
+            expansion_search=contract.HNSW_EXPANSION_SEARCH,
+        )
+        t = time.perf_counter()
+        graph.add(ords, mat.astype(np.float32) / np.float32(contract.DENSE_SCALE), threads=1)
+        built = time.perf_counter() - t
+        row = [f"{scalar}: graph {graph.memory_usage / 2**20:.0f} MiB, built in {built:.1f} s"]
+        for k in (10, 100):
+            same, overlap, same_scores = 0, 0, 0
+            tops = []
+            for q, want in zip(qmat, exact, strict=True):
+                found = graph.search(
+                    q.astype(np.float32) / np.float32(contract.DENSE_SCALE),
+                    k * contract.HNSW_OVERSAMPLE,
+                    threads=1,
+                )
+                cands = np.unique(np.asarray(found.keys, dtype=np.uint64))
+                rows = np.searchsorted(ords, cands)
+                got = top10(cands, wide[rows] @ q)
+                tops.append(got)
+                same += got == want
+                # Equal scores: the top 10 differs from the reference only among tied documents.
+                same_scores += bool(np.array_equal(dots(got) @ q, dots(want) @ q))
+                overlap += len(set(got) & set(want))
+            row.append(
+                f"k={k}: top 10 exact on {same}/{len(exact)} ({same / len(exact):.1%}), "
+                f"recall@10 {overlap / (10 * len(exact)):.4f}, "
+                f"same 10 scores on {same_scores}/{len(exact)}"
+            )
+            if scalar == contract.HNSW_SCALAR and k == 10:
+                kernel_top = tops
+        print("; ".join(row), flush=True)
+    if kernel_top is not None and len(docs) > contract.DENSE_EXACT_MAX:
+        index._set_dense_exact_max(contract.DENSE_EXACT_MAX)
+        t = time.perf_counter()
+        assert index.build_dense_graph()
+        print(f"kernel ({args.backend}) graph built in {time.perf_counter() - t:.1f} s")
+        agree = sum(
+            [o for o, _ in index.search_dense(q, 10)] == mine
+            for q, mine in zip(queries, kernel_top, strict=True)
+        )
+        print(
+            f"kernel graph: the same top 10 as the {contract.HNSW_SCALAR} graph here on "
+            f"{agree}/{len(queries)} queries"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
