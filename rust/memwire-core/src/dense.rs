@@ -31,13 +31,6 @@ pub fn decode(bytes: &[u8], dim: usize) -> Result<Vec<i16>> {
     Ok(v)
 }
 
-/// Exact integer dot product: each product fits an i32, the sum an i64, so the result does not
-/// depend on the order of summation (searches use the SIMD twin in [`crate::dot`]).
-#[inline]
-pub fn dot(a: &[i16], b: &[i16]) -> i64 {
-    crate::dot::scalar(a, b)
-}
-
 /// The canonical score of an integer dot product.
 #[inline]
 pub fn score(dot: i64) -> f64 {
@@ -431,8 +424,8 @@ mod tests {
     #[test]
     fn score_is_exact_division() {
         assert_eq!(DIVISOR, 1_073_676_289.0);
-        assert_eq!(score(dot(&[32767, 0], &[32767, 0])), 1.0);
-        assert_eq!(score(dot(&[-3, 0], &[0, 5])).to_bits(), 0.0f64.to_bits());
+        assert_eq!(score(crate::dot::scalar(&[32767, 0], &[32767, 0])), 1.0);
+        assert_eq!(score(crate::dot::scalar(&[-3, 0], &[0, 5])).to_bits(), 0.0f64.to_bits());
     }
 
     #[test]
