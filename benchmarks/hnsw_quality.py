@@ -39,8 +39,8 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "python"))
 
 import corpus_cache  # noqa: E402
-from memwire._backend import load_kernel  # noqa: E402
-from memwire._pure import _generated as contract  # noqa: E402
+from memwire._kernel.backend import load_kernel  # noqa: E402
+from memwire._kernel.pure import _generated as contract  # noqa: E402
 from memwire.embed import encode  # noqa: E402
 from memwire.embed.static import default_embedder  # noqa: E402
 

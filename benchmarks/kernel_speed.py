@@ -107,7 +107,7 @@ def _fingerprint(rows: object) -> str:
 def measure(backend: str, n: int, seed: int, passes: int) -> dict[str, Any]:
     _import_memwire()
     import memwire
-    from memwire._backend import load_kernel
+    from memwire._kernel.backend import load_kernel
 
     kernel = load_kernel(backend)
     corpus = corpus_cache.load_corpus(n, seed, nfkc=True)
@@ -229,7 +229,7 @@ def machine_info() -> dict[str, Any]:
 
 def _backend_status(backend: str) -> str:
     _import_memwire()
-    from memwire._backend import load_kernel
+    from memwire._kernel.backend import load_kernel
     from memwire.errors import BackendError
 
     try:
@@ -384,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             backends.append(b)
     if "rust" in backends:
-        from memwire._backend import load_kernel
+        from memwire._kernel.backend import load_kernel
 
         build_info = getattr(load_kernel("rust"), "build_info", None)
         machine["rust_build"] = build_info() if callable(build_info) else {}

@@ -2,7 +2,7 @@
 """Write the kernel tables of both backends from one source.
 
 Inputs: native/constants.toml and the pinned Unicode Character Database in native/ucd/.
-Outputs: rust/memwire-core/src/generated.rs and python/memwire/_pure/_generated.py.
+Outputs: rust/memwire-core/src/generated.rs and python/memwire/_kernel/pure/_generated.py.
 
     python native/codegen.py           # (re)write both files
     python native/codegen.py --check   # exit 1 if either file differs from what would be written
@@ -24,7 +24,7 @@ import tomllib
 ROOT = Path(__file__).resolve().parent.parent
 UCD = ROOT / "native" / "ucd"
 RUST_OUT = ROOT / "rust" / "memwire-core" / "src" / "generated.rs"
-PY_OUT = ROOT / "python" / "memwire" / "_pure" / "_generated.py"
+PY_OUT = ROOT / "python" / "memwire" / "_kernel" / "pure" / "_generated.py"
 
 SEP, WORD, CJK, JOIN = 0, 1, 2, 3
 # Bases whose accents are folded away: Latin, Greek and Cyrillic (incl. their extended blocks).

@@ -1,6 +1,6 @@
 """Which kernel backends this test run covers; shared by every conftest and support module.
 
-Python is always there. Rust is there when the extension ``memwire._native`` loads; a build
+Python is always there. Rust is there when the extension ``memwire._kernel._native`` loads; a build
 that must have it (``MEMWIRE_REQUIRE_RUST=1``, as ``make test`` sets) fails instead of
 quietly testing Python alone.
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 
 import pytest
-from memwire._backend import load_kernel
+from memwire._kernel.backend import load_kernel
 from memwire.errors import BackendError
 
-RUST_MISSING = "the Rust extension memwire._native is not built"
+RUST_MISSING = "the Rust extension memwire._kernel._native is not built"
 
 
 def available_backends() -> list[str]:

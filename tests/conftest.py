@@ -7,8 +7,8 @@ import os
 import memwire
 import pytest
 from backends import BACKENDS
-from memwire._backend import load_kernel
-from memwire._kernel import Kernel
+from memwire._kernel.backend import load_kernel
+from memwire._kernel.contract import Kernel
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

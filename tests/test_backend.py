@@ -47,12 +47,12 @@ def test_rust_is_the_default_after_a_normal_install() -> None:
 def test_stale_extension_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     import types
 
-    from memwire import _backend
+    from memwire._kernel import backend as _backend
 
-    fake = types.ModuleType("memwire._native")
+    fake = types.ModuleType("memwire._kernel._native")
     fake.CONTRACT_VERSION = -1  # type: ignore[attr-defined]
     fake.__version__ = "0.0.0"  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "memwire._native", fake)
+    monkeypatch.setitem(sys.modules, "memwire._kernel._native", fake)
     with pytest.raises(BackendError, match="kernel contract -1"):
         _backend.load_kernel("rust")
     fake.CONTRACT_VERSION = _backend.load_kernel("python").CONTRACT_VERSION  # type: ignore[attr-defined]
@@ -61,9 +61,11 @@ def test_stale_extension_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_rust_requested_but_missing_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
-    from memwire import _backend
+    from memwire._kernel import backend as _backend
 
-    monkeypatch.setitem(sys.modules, "memwire._native", None)  # import now raises ImportError
+    monkeypatch.setitem(
+        sys.modules, "memwire._kernel._native", None
+    )  # import now raises ImportError
     monkeypatch.setenv("MEMWIRE_BACKEND", "rust")
     monkeypatch.setattr(_backend, "_chosen", None)
     with pytest.raises(BackendError, match="not installed"):

@@ -27,8 +27,8 @@ def test_pure_wheel(tmp_path: Path) -> None:
     assert not [n for n in names if n.endswith((".so", ".pyd", ".dylib"))]
     for needed in (
         "memwire/__init__.py",
-        "memwire/_pure/_generated.py",
-        "memwire/_native.pyi",
+        "memwire/_kernel/pure/_generated.py",
+        "memwire/_kernel/_native.pyi",
         "memwire/py.typed",
         "memwire/models/minilm_static_256_int8/model.safetensors",
         "memwire/models/minilm_static_256_int8/LICENSE",

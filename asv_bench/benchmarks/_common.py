@@ -35,7 +35,7 @@ def _import_memwire() -> None:
 
 _import_memwire()
 
-from memwire._backend import load_kernel  # noqa: E402
+from memwire._kernel.backend import load_kernel  # noqa: E402
 from memwire.errors import BackendError  # noqa: E402
 
 

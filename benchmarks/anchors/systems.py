@@ -89,7 +89,7 @@ class MemwireKernel(Adapter):
     def __init__(self, backend: str) -> None:
         super().__init__()
         from memwire import __version__
-        from memwire._backend import load_kernel
+        from memwire._kernel.backend import load_kernel
 
         self.kernel = load_kernel(backend)
         self.index: Any = None

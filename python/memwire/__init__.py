@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memwire._backend import BackendInfo, backend_info
+from memwire._kernel.backend import BackendInfo, backend_info
 from memwire.errors import (
+    ConflictError,
     InvalidInputError,
     MemwireError,
     NotFoundError,
@@ -39,6 +40,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "BackendInfo",
+    "ConflictError",
     "Hit",
     "InvalidInputError",
     "Memory",

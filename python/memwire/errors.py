@@ -10,6 +10,7 @@ from __future__ import annotations
 
 __all__ = [
     "BackendError",
+    "ConflictError",
     "InvalidInputError",
     "MemwireError",
     "NotFoundError",
@@ -28,6 +29,13 @@ class InvalidInputError(MemwireError, ValueError):
 
 class NotFoundError(MemwireError, LookupError):
     """The memory or bank named does not exist."""
+
+
+class ConflictError(MemwireError):
+    """The request conflicts with the stored state, nothing was changed: a second memory for a
+    document in ``append`` mode, or a re-encoding that another process finished, discarded or
+    replaced meanwhile. Retrying the same request gives the same answer until the state
+    changes (HTTP 409, an MCP tool error, CLI exit code 6)."""
 
 
 class StorageError(MemwireError):

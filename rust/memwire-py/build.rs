@@ -1,4 +1,4 @@
-//! Records build facts for `memwire._native.build_info()`: the target triple, the optimisation
+//! Records build facts for `memwire._kernel._native.build_info()`: the target triple, the optimisation
 //! level, and the locked versions of pyo3 and usearch (read from the workspace Cargo.lock).
 
 use std::env;

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from api_support import BACKENDS, child_env, lexical, run_and_kill
 from memwire import Memory
-from memwire import memory as memory_module
+from memwire.memory import api as memory_module
 
 CHILD_RETAIN_LOOP = textwrap.dedent(
     """
     import sys
-    import memwire.memory as mm
+    import memwire.memory.api as mm
     mm.SNAPSHOT_MIN_CHANGES = 25   # snapshot often, so the kill lands around snapshots too
     path, backend, bulk = sys.argv[1], sys.argv[2], sys.argv[3] == "bulk"
     m = mm.Memory(path, backend=backend)

@@ -14,6 +14,7 @@ from api_support import lexical
 from memwire import Memory
 from memwire.errors import (
     BackendError,
+    ConflictError,
     InvalidInputError,
     MemwireError,
     NotFoundError,
@@ -173,7 +174,7 @@ def test_document_replace_swaps_the_revision(mem: Memory) -> None:
 
 def test_document_append_refuses_a_second_row(mem: Memory) -> None:
     v1 = mem.retain("first note", document_id="doc-2", update_mode="append")
-    with pytest.raises(InvalidInputError, match="already"):
+    with pytest.raises(ConflictError, match="already"):
         mem.retain("second note", document_id="doc-2", update_mode="append")
     assert mem.retain("first note", document_id="doc-2", update_mode="append") == v1
     assert [r.id for r in mem.memories()] == [v1]
@@ -301,7 +302,7 @@ def test_retain_many_wants_a_list(mem: Memory, bad: object) -> None:
 
 def test_retain_many_append_conflict_writes_nothing_of_its_batch(mem: Memory) -> None:
     mem.retain("original", document_id="d", update_mode="append")
-    with pytest.raises(InvalidInputError):
+    with pytest.raises(ConflictError):
         mem.retain_many(
             ["new one", {"content": "other", "document_id": "d", "update_mode": "append"}]
         )

@@ -95,7 +95,7 @@ def test_a_lexical_bank_switched_to_vectors_mixes_cleanly(db_path: Path, backend
 CHILD_RETAIN_LOOP = textwrap.dedent(
     """
     import sys
-    import memwire.memory as mm
+    import memwire.memory.api as mm
     mm.SNAPSHOT_MIN_CHANGES = 25   # snapshot often, so the kill lands around snapshots too
     path, backend, bulk = sys.argv[1], sys.argv[2], sys.argv[3] == "bulk"
     m = mm.Memory(path, backend=backend)

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from dense_support import NOTES, PARAPHRASES, TinyEmbedder, bank_space, stored_vectors
 from memwire import Memory
-from memwire import memory as memory_module
-from memwire._backend import load_kernel
-from memwire._items import prepare
+from memwire._kernel.backend import load_kernel
 from memwire.config import DEFAULT_FUSION_WEIGHTS
 from memwire.embed.static import MODEL_ID
 from memwire.errors import InvalidInputError
+from memwire.memory import api as memory_module
+from memwire.memory.items import prepare
 
 # -- the paraphrase test -------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from dense_support import TinyEmbedder
 from memwire import Memory
-from memwire._pure._generated import DENSE_SCALE, HNSW_SCALAR, SNAPSHOT_VERSION
+from memwire._kernel.pure._generated import DENSE_SCALE, HNSW_SCALAR, SNAPSHOT_VERSION
 from memwire.memory import SHELL_FORMAT
 from pyroaring import BitMap
 from test_dense_graph_background import THRESHOLD, lowered, notes, stored_graph, wait_for

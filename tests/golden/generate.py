@@ -21,8 +21,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent / "python"))
 
-from memwire import _pure as kernel  # noqa: E402
-from memwire._vectors import quantize  # noqa: E402
+from memwire._kernel import pure as kernel  # noqa: E402
+from memwire._kernel.vectors import quantize  # noqa: E402
 
 TOKENIZE_CASES = [
     "",

@@ -9,9 +9,9 @@ from typing import Any
 import msgpack
 import numpy as np
 import pytest
-from memwire._kernel import BankIndex, Kernel
-from memwire._pure._generated import DENSE_SCALE
-from memwire._vectors import quantize
+from memwire._kernel.contract import BankIndex, Kernel
+from memwire._kernel.pure._generated import DENSE_SCALE
+from memwire._kernel.vectors import quantize
 
 from .test_differential import hexed
 

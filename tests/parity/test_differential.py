@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-from memwire._kernel import Kernel
-from memwire._vectors import quantize
+from memwire._kernel.contract import Kernel
+from memwire._kernel.vectors import quantize
 from memwire.errors import MemwireError
 
 # Tiny vocabularies force ties; arbitrary text exercises the tokenizer tables.
@@ -132,7 +132,7 @@ class IndexMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        from memwire._backend import load_kernel
+        from memwire._kernel.backend import load_kernel
 
         self.rust = load_kernel("rust").BankIndex(0)
         self.py = load_kernel("python").BankIndex(0)
@@ -155,7 +155,7 @@ class IndexMachine(RuleBasedStateMachine):
 
     @rule()
     def reload(self) -> None:
-        from memwire._backend import load_kernel
+        from memwire._kernel.backend import load_kernel
 
         self.rust, self.py = (
             load_kernel("rust").BankIndex.from_bytes(self.py.to_bytes()),

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from memwire._kernel import Kernel
+from memwire._kernel.contract import Kernel
 from memwire.errors import InvalidInputError
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "embed.jsonl"

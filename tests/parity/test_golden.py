@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memwire._kernel import Kernel
+from memwire._kernel.contract import Kernel
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 import pytest
-from memwire._kernel import Kernel
-from memwire._pure._generated import TRUNCATION_MARKER
-from memwire._vectors import quantize
+from memwire._kernel.contract import Kernel
+from memwire._kernel.pure._generated import TRUNCATION_MARKER
+from memwire._kernel.vectors import quantize
 from memwire.errors import InvalidInputError, SnapshotError
 
 

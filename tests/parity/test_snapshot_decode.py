@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import msgpack
-from memwire._kernel import Kernel
-from memwire._pure._generated import SNAPSHOT_VERSION
-from memwire._vectors import quantize
+from memwire._kernel.contract import Kernel
+from memwire._kernel.pure._generated import SNAPSHOT_VERSION
+from memwire._kernel.vectors import quantize
 from memwire.errors import SnapshotError
 
 

@@ -14,10 +14,15 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from memwire._backend import load_kernel
-from memwire._kernel import Kernel
-from memwire._pure._generated import CONTRACT_VERSION, DENSE_SCALE, HNSW_SCALAR, SNAPSHOT_VERSION
-from memwire._vectors import quantize
+from memwire._kernel.backend import load_kernel
+from memwire._kernel.contract import Kernel
+from memwire._kernel.pure._generated import (
+    CONTRACT_VERSION,
+    DENSE_SCALE,
+    HNSW_SCALAR,
+    SNAPSHOT_VERSION,
+)
+from memwire._kernel.vectors import quantize
 from memwire.errors import SnapshotError
 from pyroaring import BitMap
 

@@ -66,8 +66,8 @@ def test_retain_fields_and_document_upsert(client: httpx.Client) -> None:
     r = client.post(
         "/banks/d/retain", json={"content": "x", "document_id": "doc-1", "update_mode": "append"}
     )
-    assert r.status_code in (400, 409), r.text
-    assert "error" in r.json()
+    assert r.status_code == 409, r.text
+    assert "already has a memory" in r.json()["error"]
 
 
 def test_retain_same_content_returns_same_id(client: httpx.Client) -> None:

@@ -11,12 +11,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwire.errors import InvalidInputError, MemwireError, NotFoundError, StorageError
+from memwire.errors import (
+    ConflictError,
+    InvalidInputError,
+    MemwireError,
+    NotFoundError,
+    StorageError,
+)
 
 if TYPE_CHECKING:
     from memwire.memory import Memory
 
 __all__ = [
+    "EXIT_CONFLICT",
     "EXIT_ERROR",
     "EXIT_INTERRUPTED",
     "EXIT_NOT_FOUND",
@@ -45,6 +52,9 @@ EXIT_NOT_RUNNING = 4
 EXIT_UNHEALTHY = 5
 """A server process is alive but does not answer (``daemon status``), or ``doctor`` found a
 problem."""
+EXIT_CONFLICT = 6
+"""The request conflicts with the stored state (a document already has a memory and the update
+mode is ``append``; a re-encoding changed under this one); nothing was changed."""
 EXIT_INTERRUPTED = 130
 """Interrupted (Ctrl-C)."""
 
@@ -55,6 +65,7 @@ EXIT_CODES_HELP = """exit codes:
   3    not found: no such memory or bank
   4    not running: no memwire server answers (daemon status, doctor --server)
   5    unhealthy: a server process is alive but not answering, or doctor found a problem
+  6    conflict: the request conflicts with what is stored (nothing was changed)
   130  interrupted"""
 
 
@@ -71,13 +82,15 @@ def exit_code_for(exc: BaseException) -> int:
         return exc.code
     if isinstance(exc, NotFoundError):
         return EXIT_NOT_FOUND
+    if isinstance(exc, ConflictError):
+        return EXIT_CONFLICT
     if isinstance(exc, InvalidInputError):
         return EXIT_USAGE
     return EXIT_ERROR
 
 
 def error_text(exc: BaseException) -> str:
-    if isinstance(exc, (CommandError, InvalidInputError, NotFoundError)):
+    if isinstance(exc, (CommandError, ConflictError, InvalidInputError, NotFoundError)):
         return str(exc)
     if isinstance(exc, StorageError):
         return f"storage error: {exc}"

@@ -82,7 +82,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_mcp(args: argparse.Namespace) -> int:
-    from memwire.mcp_server import run_stdio
+    from memwire.server.mcp_server import run_stdio
 
     run_stdio(db_path(args), bank=args.bank)
     return EXIT_OK

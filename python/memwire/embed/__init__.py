@@ -3,7 +3,7 @@
 memwire ships one default, :class:`~memwire.embed.static.StaticEmbedder` (a bundled int8 table,
 no download, no torch). Any object with ``id``, ``dim`` and ``embed(texts)`` satisfies
 :class:`Embedder`, so a sentence-transformers model or an API client plugs in the same way;
-memwire normalises and quantises what it returns (``memwire._vectors.quantize``).
+memwire normalises and quantises what it returns (``memwire._kernel.vectors.quantize``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from memwire._vectors import quantize
+from memwire._kernel.vectors import quantize
 from memwire.errors import InvalidInputError
 
 __all__ = ["MAX_DIM", "MAX_ID_CHARS", "Embedder", "Vector", "check_embedder", "encode"]

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from memwire._backend import backend_info, get_kernel, load_kernel
+from memwire._kernel.backend import backend_info, get_kernel, load_kernel
 from memwire.errors import BackendError, MemwireError
 
 __all__ = ["MODEL_ID", "StaticEmbedder", "default_embedder"]
@@ -83,7 +83,7 @@ class StaticEmbedder:
         if runtime is None:
             name = backend or backend_info().name
             raise BackendError(
-                f"the {name} kernel has no StaticEmbedder (an older build of memwire._native?); "
+                f"the {name} kernel has no StaticEmbedder (an older build of the extension?); "
                 "rebuild it, use backend='python', or set the bank's config 'embedder' to 'none'"
             )
         self._kernel_embedder: _KernelEmbedder = runtime(vocab, table, dim)

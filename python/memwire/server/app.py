@@ -25,7 +25,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memwire.errors import InvalidInputError, MemwireError, NotFoundError
+from memwire.errors import ConflictError, InvalidInputError, NotFoundError
 from memwire.server import ops
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def error_status(exc: BaseException) -> int:
         return 404
     if isinstance(exc, BodyTooLarge):
         return 413
-    if type(exc).__name__ == "ConflictError" and isinstance(exc, MemwireError):
+    if isinstance(exc, ConflictError):
         return 409
     if isinstance(exc, InvalidInputError):
         return 400
@@ -298,7 +298,7 @@ class LazyMCP:
         task_status.started()
         await self._wanted.wait()
         try:
-            from memwire.mcp_server import http_session_manager
+            from memwire.server.mcp_server import http_session_manager
 
             manager = http_session_manager(self.memory, max_body=self.max_body)
             async with manager.run():

@@ -1,7 +1,7 @@
 //! memwire's kernel in pure Rust (no Python): tokenizer, inverted index with exact BM25 and
 //! overlap top-k, reciprocal rank fusion, budget trimming, exact dense scoring with optional
 //! HNSW candidates, and snapshots. docs/parity.md is the specification; the pure-Python twin
-//! (`memwire._pure`) must return bit-identical results.
+//! (`memwire._kernel.pure`) must return bit-identical results.
 
 #[allow(clippy::all, clippy::pedantic, dead_code)]
 pub mod generated;

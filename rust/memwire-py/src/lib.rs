@@ -1,4 +1,4 @@
-//! `memwire._native`: PyO3 bindings of `memwire-core`. Only argument conversion, GIL release and
+//! `memwire._kernel._native`: PyO3 bindings of `memwire-core`. Only argument conversion, GIL release and
 //! error mapping live here; behaviour is in the core crate (docs/parity.md).
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -164,7 +164,7 @@ fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 /// One bank's derived index: inverted lexical index plus optional dense vectors.
 ///
 /// Thread-safe: searches share a read lock and run without the GIL; writes take the write lock.
-#[pyclass(module = "memwire._native", name = "BankIndex", frozen)]
+#[pyclass(module = "memwire._kernel._native", name = "BankIndex", frozen)]
 struct BankIndex {
     inner: RwLock<CoreIndex>,
 }
@@ -218,7 +218,7 @@ impl BankIndex {
 
     fn __repr__(&self) -> String {
         let s = self.read().stats();
-        format!("<memwire._native.BankIndex dim={} docs={} terms={}>", s.dim, s.docs, s.terms)
+        format!("<memwire._kernel._native.BankIndex dim={} docs={} terms={}>", s.dim, s.docs, s.terms)
     }
 
     #[pyo3(signature = (ordinal, text, vector = None))]
@@ -431,7 +431,7 @@ impl BankIndex {
 
 /// A planned HNSW graph (`BankIndex.plan_dense_graph`): `build()` it with no index lock held,
 /// then `BankIndex.install_dense_graph(plan)`. `cancel()` may be called from any thread.
-#[pyclass(module = "memwire._native", name = "DenseGraphBuild", frozen)]
+#[pyclass(module = "memwire._kernel._native", name = "DenseGraphBuild", frozen)]
 struct DenseGraphBuild {
     plan: Mutex<Option<GraphBuild>>,
     cancel: Arc<AtomicBool>,
@@ -461,7 +461,7 @@ impl DenseGraphBuild {
 }
 
 /// The bundled static embedder's kernel: WordPiece ids and exact int32 row sums.
-#[pyclass(frozen, module = "memwire._native")]
+#[pyclass(frozen, module = "memwire._kernel._native")]
 struct StaticEmbedder {
     inner: CoreEmbedder,
 }

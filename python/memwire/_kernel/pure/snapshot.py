@@ -10,16 +10,16 @@ import numpy as np
 import numpy.typing as npt
 from pyroaring import BitMap
 
-from memwire._pure._checks import MAX_DIM
-from memwire._pure._generated import (
+from memwire._kernel.pure._checks import MAX_DIM
+from memwire._kernel.pure._generated import (
     CONTRACT_VERSION,
     SNAPSHOT_FORMAT,
     SNAPSHOT_VERSION,
     TOKENIZER_VERSION,
     UNICODE_VERSION,
 )
-from memwire._pure.dense import DenseStore
-from memwire._pure.index import BankIndex, Postings
+from memwire._kernel.pure.dense import DenseStore
+from memwire._kernel.pure.index import BankIndex, Postings
 from memwire.errors import SnapshotError
 
 __all__ = ["dump", "load"]

@@ -1,6 +1,6 @@
-"""Stub of the compiled kernel ``memwire._native`` (rust/memwire-py); see memwire._kernel.
+"""Stub of the compiled kernel ``memwire._kernel._native`` (rust/memwire-py); see memwire._kernel.
 
-Import it only through :mod:`memwire._backend`. Behaviour is specified by docs/parity.md.
+Import it only through :mod:`memwire._kernel.backend`. Behaviour is specified by docs/parity.md.
 """
 
 from collections.abc import Sequence

@@ -6,8 +6,8 @@ from __future__ import annotations
 import sqlite3
 
 from memwire._dates import format_utc, now_utc
-from memwire._sqlite_base import SQLiteBase, write_blob
 from memwire.store import Snapshot
+from memwire.store.sqlite.base import SQLiteBase, write_blob
 
 __all__ = ["SnapshotTables"]
 

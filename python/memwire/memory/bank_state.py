@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from memwire._kernel import BankIndex, DenseGraphBuild
+    from memwire._kernel.contract import BankIndex, DenseGraphBuild
 
 __all__ = ["BankState", "Snapshotter", "fit_vectors", "is_lookup"]
 

@@ -8,9 +8,9 @@ import sqlite3
 from collections.abc import Sequence
 
 from memwire._dates import format_utc, now_utc
-from memwire._sqlite_base import MAX_ORDINAL, SQLiteBase
-from memwire.errors import InvalidInputError, NotFoundError, StorageError
+from memwire.errors import ConflictError, NotFoundError, StorageError
 from memwire.store import ReembedState, Space
+from memwire.store.sqlite.base import MAX_ORDINAL, SQLiteBase
 
 __all__ = ["ReembedTables"]
 
@@ -84,11 +84,9 @@ class ReembedTables(SQLiteBase):
         if current is None:
             if conn.execute("SELECT 1 FROM banks WHERE id = ?", (bank_id,)).fetchone() is None:
                 raise NotFoundError("the bank was deleted during reembed")
-            raise InvalidInputError("the reembed was finished or discarded by another process")
+            raise ConflictError("the reembed was finished or discarded by another process")
         if (current[0], current[1]) != tuple(space):
-            raise InvalidInputError(
-                f"another process started a reembed into {current[0]!r} meanwhile"
-            )
+            raise ConflictError(f"another process started a reembed into {current[0]!r} meanwhile")
         return int(current[2])
 
     def stage_vectors(

@@ -92,8 +92,8 @@ def load(
 
     With ``target``, every bank's memories and config go to that bank instead.
     """
-    from memwire._items import check_id, prepare
     from memwire._text import clean_bank
+    from memwire.memory.items import check_id, prepare
 
     configs: dict[str, dict[str, Any]] = {}
     batches: dict[str, list[NewMemory]] = {}

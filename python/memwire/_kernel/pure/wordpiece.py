@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from memwire._pure import _checks
-from memwire._pure._generated import (
+from memwire._kernel.pure import _checks
+from memwire._kernel.pure._generated import (
     EMBED_CLASS_RANGES,
     EMBED_FOLD,
     EMBED_MAX_WORD_CHARS,

@@ -1,7 +1,7 @@
 """The source-of-truth protocol: rows in, rows out, and a per-bank change sequence to replay.
 
 Everything above this module (``memwire.memory``) talks to a :class:`Store` and never to SQL.
-SQLite (:mod:`memwire.sqlite_store`) is the embedded default; a networked store implements the
+SQLite (:mod:`memwire.store.sqlite`) is the embedded default; a networked store implements the
 same protocol.
 
 The change sequence: each bank has a counter ``last_seq`` that every write advances. A memory's
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "Added",
@@ -35,6 +35,7 @@ __all__ = [
     "Space",
     "Store",
     "WriteResult",
+    "space_mismatch",
 ]
 
 # (ordinal, content, context, vector) of a memory to add to an index; vector: int16 LE or None.
@@ -124,7 +125,14 @@ class ReembedState:
     done_through: int
 
 
+@runtime_checkable
 class Store(Protocol):
+    @property
+    def durable(self) -> bool:
+        """Whether what is written outlives the process (False for ``:memory:``): index
+        snapshots are written only to durable stores."""
+        ...
+
     def close(self) -> None: ...
 
     # -- banks -------------------------------------------------------------------------------
@@ -200,3 +208,12 @@ class Store(Protocol):
     def finish_reembed(self, bank_id: int, space: Space) -> int | None: ...
 
     def count_rows(self, bank_id: int, after: int = 0) -> int: ...
+
+
+def space_mismatch(bank: str, recorded: Space, offered: Space) -> str:
+    """The message of a bank refusing another embedder space."""
+    return (
+        f"bank {bank!r} holds vectors of embedder {recorded[0]!r} (dim {recorded[1]}), not "
+        f"{offered[0]!r} (dim {offered[1]}); open it with that embedder, set its config "
+        f"'embedder' to 'none', or re-encode it with Memory.reembed"
+    )

@@ -23,17 +23,7 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
 from memwire import _dates, config
-from memwire._backend import backend_info, get_kernel, load_kernel
-from memwire._bank_state import BankState, Snapshotter, fit_vectors, is_lookup
-from memwire._items import (
-    check_id,
-    check_int,
-    check_min_score,
-    config_merger,
-    prepare,
-    prepare_item,
-    record_of,
-)
+from memwire._kernel.backend import backend_info, get_kernel, load_kernel
 from memwire._text import (
     MAX_QUERY_CHARS,
     clean_bank,
@@ -50,12 +40,30 @@ from memwire.errors import (
     SnapshotError,
     StorageError,
 )
+from memwire.memory.bank_state import BankState, Snapshotter, fit_vectors, is_lookup
+from memwire.memory.items import (
+    check_id,
+    check_int,
+    check_min_score,
+    config_merger,
+    prepare,
+    prepare_item,
+    record_of,
+)
 from memwire.records import Hit, Record
-from memwire.sqlite_store import SQLiteStore, space_mismatch
-from memwire.store import Added, BankHead, NewMemory, Space, Store, WriteResult
+from memwire.store import (
+    Added,
+    BankHead,
+    NewMemory,
+    Space,
+    Store,
+    WriteResult,
+    open_store,
+    space_mismatch,
+)
 
 if TYPE_CHECKING:
-    from memwire._kernel import BankIndex, Kernel
+    from memwire._kernel.contract import BankIndex, Kernel
 
 __all__ = ["MAX_LIMIT", "Memory", "default_path"]
 
@@ -86,17 +94,20 @@ class Memory:
     """Durable memory for agents: banks of memories, recalled by relevance.
 
     ``path``: ``None`` for the default store (:func:`default_path`), ``":memory:"`` for an
-    ephemeral one, else a file path. ``backend``: ``None`` for the process-wide kernel
-    (``MEMWIRE_BACKEND``), or ``"rust"`` / ``"python"``. ``embedder``: ``None`` for the bundled
-    static embedder, or any :class:`memwire.embed.Embedder`; a bank records the embedder of its
-    first vector and refuses any other (docs/dense.md). Safe to share between threads, and to
-    open on one file from many processes at once.
+    ephemeral one, else a file path. ``store``: any :class:`memwire.store.Store` instead of a
+    path (the two exclude each other); the Memory owns it and closes it in :meth:`close`.
+    ``backend``: ``None`` for the process-wide kernel (``MEMWIRE_BACKEND``), or ``"rust"`` /
+    ``"python"``. ``embedder``: ``None`` for the bundled static embedder, or any
+    :class:`memwire.embed.Embedder`; a bank records the embedder of its first vector and
+    refuses any other (docs/dense.md). Safe to share between threads, and to open on one file
+    from many processes at once.
     """
 
     def __init__(
         self,
         path: str | os.PathLike[str] | None = None,
         *,
+        store: Store | None = None,
         backend: str | None = None,
         embedder: Embedder | None = None,
     ):
@@ -113,14 +124,17 @@ class Memory:
         if embedder is not None:
             self._space = check_embedder(embedder)
         self._embedder_lock = threading.Lock()
-        if path is None:
-            path = default_path()
-        elif not isinstance(path, (str, os.PathLike)):
-            raise InvalidInputError(f"path must be a string or a path, got {type(path).__name__}")
-        elif not str(path).strip():
-            raise InvalidInputError("path must not be blank")
-        self._store: Store = SQLiteStore(path)
-        self._ephemeral = str(path) == ":memory:"
+        if store is not None:
+            if path is not None:
+                raise InvalidInputError("give a path or a store, not both")
+            if not isinstance(store, Store):
+                raise InvalidInputError(
+                    f"store must implement memwire.store.Store, got {type(store).__name__}"
+                )
+            self._store: Store = store
+        else:
+            self._store = open_store(default_path() if path is None else path)
+        self._ephemeral = not self._store.durable
         self._lock = threading.Lock()
         self._banks: dict[str, BankState] = {}
         self._closed = False
@@ -745,8 +759,8 @@ class Memory:
         self, path_or_file: str | os.PathLike[str] | IO[str], bank: str | None = None
     ) -> int:
         """Write every memory (of ``bank``, or of all banks) as versioned JSONL; returns the
-        number of memories written. See :mod:`memwire.export`."""
-        from memwire import export
+        number of memories written. See :mod:`memwire.memory.export`."""
+        from memwire.memory import export
 
         self._check_open()
         names = self._store.bank_names() if bank is None else [clean_bank(bank)]
@@ -760,7 +774,7 @@ class Memory:
         """Read an :meth:`export` file back (into ``bank`` when given, else each memory's own
         bank); returns how many memories were written (ids already present are skipped).
         The whole file is validated before anything is written."""
-        from memwire import export
+        from memwire.memory import export
 
         self._check_open()
         target = None if bank is None else clean_bank(bank)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from memwire._pure._generated import (
+from memwire._kernel.pure._generated import (
     DENSE_EXACT_MAX,
     DENSE_SCALE,
     HNSW_CONNECTIVITY,
@@ -19,7 +19,7 @@ from memwire._pure._generated import (
     HNSW_OVERSAMPLE,
     HNSW_SCALAR,
 )
-from memwire._pure.ranking import top_k
+from memwire._kernel.pure.ranking import top_k
 from memwire.errors import InvalidInputError, SnapshotError
 
 # The canonical score divides the exact integer dot product by this, once, in f64.

@@ -10,13 +10,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from memwire._pure._generated import CONTRACT_VERSION
+from memwire._kernel.pure._generated import CONTRACT_VERSION
 
 if TYPE_CHECKING:
-    from memwire._pure.index import BankIndex
-    from memwire._pure.ranking import rrf, trim_to_budget
-    from memwire._pure.tokenizer import tokenize
-    from memwire._pure.wordpiece import StaticEmbedder
+    from memwire._kernel.pure.index import BankIndex
+    from memwire._kernel.pure.ranking import rrf, trim_to_budget
+    from memwire._kernel.pure.tokenizer import tokenize
+    from memwire._kernel.pure.wordpiece import StaticEmbedder
 
 __all__ = [
     "CONTRACT_VERSION",
@@ -40,6 +40,6 @@ def __getattr__(name: str) -> Any:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"memwire._pure.{module}"), name)
+    value = getattr(importlib.import_module(f"memwire._kernel.pure.{module}"), name)
     globals()[name] = value
     return value

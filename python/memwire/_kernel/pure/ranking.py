@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from memwire._pure import _checks
-from memwire._pure._generated import CHARS_PER_TOKEN, RRF_K, TRUNCATION_MARKER
+from memwire._kernel.pure import _checks
+from memwire._kernel.pure._generated import CHARS_PER_TOKEN, RRF_K, TRUNCATION_MARKER
 
 __all__ = ["rrf", "top_k", "trim_to_budget"]
 

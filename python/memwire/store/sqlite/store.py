@@ -18,10 +18,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from memwire._dates import format_utc, now_utc
-from memwire._sqlite_base import MAX_ORDINAL, SCHEMA_VERSION
-from memwire._sqlite_reembed import ReembedTables
-from memwire._sqlite_snapshots import SnapshotTables
-from memwire.errors import InvalidInputError, StorageError
+from memwire.errors import ConflictError, InvalidInputError, StorageError
 from memwire.store import (
     Added,
     BankHead,
@@ -30,9 +27,13 @@ from memwire.store import (
     Row,
     Space,
     WriteResult,
+    space_mismatch,
 )
+from memwire.store.sqlite.base import MAX_ORDINAL, SCHEMA_VERSION
+from memwire.store.sqlite.reembed import ReembedTables
+from memwire.store.sqlite.snapshots import SnapshotTables
 
-__all__ = ["SCHEMA_VERSION", "SQLiteStore", "space_mismatch"]
+__all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 
 log = logging.getLogger("memwire.store")
 
@@ -60,7 +61,7 @@ def _row(values: Sequence[Any]) -> Row:
 
 class SQLiteStore(SnapshotTables, ReembedTables):
     """The SQLite implementation of :class:`memwire.store.Store`: banks, memories and the change
-    log here; the connection in :class:`~memwire._sqlite_base.SQLiteBase`, snapshots and
+    log here; the connection in :class:`~memwire.store.sqlite.base.SQLiteBase`, snapshots and
     re-encoding in their own modules."""
 
     # -- banks -------------------------------------------------------------------------------
@@ -188,7 +189,7 @@ class SQLiteStore(SnapshotTables, ReembedTables):
                             ids.append(prev[0])
                             continue
                         if item.update_mode == "append":
-                            raise InvalidInputError(
+                            raise ConflictError(
                                 f"document {item.document_id!r} already has a memory in bank "
                                 f"{bank!r}; use update_mode='replace' to replace it"
                             )
@@ -486,12 +487,3 @@ class SQLiteStore(SnapshotTables, ReembedTables):
             return Changes(last_seq, added, removed, gap=False)
 
         return self._read(read, "replay")
-
-
-def space_mismatch(bank: str, recorded: Space, offered: Space) -> str:
-    """The message of a bank refusing another embedder space."""
-    return (
-        f"bank {bank!r} holds vectors of embedder {recorded[0]!r} (dim {recorded[1]}), not "
-        f"{offered[0]!r} (dim {offered[1]}); open it with that embedder, set its config "
-        f"'embedder' to 'none', or re-encode it with Memory.reembed"
-    )

@@ -1,8 +1,8 @@
-"""The kernel contract: what both backends (``memwire._native``, ``memwire._pure``) provide.
+"""The kernel contract: what both backends (``_native``, ``pure``) provide.
 
 docs/parity.md specifies the behaviour; this module states the Python shape of it so that the
 rest of the package, and mypy, depend on the contract rather than on either implementation.
-Vectors cross this boundary as little-endian int16 ``bytes`` (see ``memwire._vectors``).
+Vectors cross this boundary as little-endian int16 ``bytes`` (see ``memwire._kernel.vectors``).
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ class StaticEmbedderType(Protocol):
 
 
 class Kernel(Protocol):
-    """A backend module: ``memwire._native`` or ``memwire._pure``."""
+    """A backend module: ``memwire._kernel._native`` or ``memwire._kernel.pure``."""
 
     # Read-only members, so that both modules (whose attributes are classes) satisfy them.
     @property

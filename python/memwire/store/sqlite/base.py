@@ -2,7 +2,7 @@
 transaction helpers that turn busy databases into bounded retries and every
 :class:`sqlite3.Error` into an opaque :class:`~memwire.errors.StorageError` (the detail, which
 may contain SQL or paths, goes to the ``memwire.store`` logger at debug level). See
-docs/storage.md; :mod:`memwire.sqlite_store` assembles the store from this base and its parts.
+docs/storage.md; :mod:`memwire.store.sqlite` assembles the store from this base and its parts.
 """
 
 from __future__ import annotations
@@ -176,6 +176,11 @@ class SQLiteBase:
             self._conn.close()
             self._conn = None
             raise
+
+    @property
+    def durable(self) -> bool:
+        """False for ``:memory:`` databases."""
+        return not self.ephemeral
 
     # -- plumbing ----------------------------------------------------------------------------
 

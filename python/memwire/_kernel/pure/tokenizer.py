@@ -11,7 +11,7 @@ import re
 
 from snowballstemmer.english_stemmer import EnglishStemmer
 
-from memwire._pure._generated import CLASS_RANGES, FOLD, JOINERS, MAX_TOKEN_CHARS, STOPWORDS
+from memwire._kernel.pure._generated import CLASS_RANGES, FOLD, JOINERS, MAX_TOKEN_CHARS, STOPWORDS
 
 __all__ = ["tokenize"]
 

@@ -15,11 +15,11 @@ import numpy as np
 import numpy.typing as npt
 from pyroaring import BitMap
 
-from memwire._pure import _checks
-from memwire._pure._generated import BM25_B, BM25_K1, DEFAULT_DEPTH, DEFAULT_WEIGHTS
-from memwire._pure.dense import DenseStore, GraphBuild, decode
-from memwire._pure.ranking import rrf, top_k
-from memwire._pure.tokenizer import tokenize
+from memwire._kernel.pure import _checks
+from memwire._kernel.pure._generated import BM25_B, BM25_K1, DEFAULT_DEPTH, DEFAULT_WEIGHTS
+from memwire._kernel.pure.dense import DenseStore, GraphBuild, decode
+from memwire._kernel.pure.ranking import rrf, top_k
+from memwire._kernel.pure.tokenizer import tokenize
 from memwire.errors import InvalidInputError
 
 __all__ = ["BankIndex"]
@@ -317,13 +317,13 @@ class BankIndex:
 
     # -- snapshots -----------------------------------------------------------------------
     def to_bytes(self) -> bytes:
-        from memwire._pure.snapshot import dump
+        from memwire._kernel.pure.snapshot import dump
 
         return dump(self)
 
     @staticmethod
     def from_bytes(data: bytes) -> BankIndex:
-        from memwire._pure.snapshot import load
+        from memwire._kernel.pure.snapshot import load
 
         return load(data)
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, cast
 from memwire.errors import BackendError
 
 if TYPE_CHECKING:
-    from memwire._kernel import Kernel
+    from memwire._kernel.contract import Kernel
 
 __all__ = ["BackendInfo", "backend_info", "get_kernel", "load_kernel"]
 
@@ -56,12 +56,14 @@ _chosen: tuple[Kernel, BackendInfo] | None = None
 def _load_rust() -> ModuleType:
     """Import the compiled module and verify it belongs to this package."""
     from memwire import __version__
-    from memwire._pure import _generated
+    from memwire._kernel.pure import _generated
 
     try:
-        native = importlib.import_module("memwire._native")
+        native = importlib.import_module("memwire._kernel._native")
     except ImportError as exc:
-        raise BackendError(f"the Rust extension memwire._native is not installed ({exc})") from exc
+        raise BackendError(
+            f"the Rust extension memwire._kernel._native is not installed ({exc})"
+        ) from exc
     contract = getattr(native, "CONTRACT_VERSION", None)
     if contract != _generated.CONTRACT_VERSION:
         raise BackendError(
@@ -85,13 +87,13 @@ def load_kernel(name: str) -> Kernel:
     if name == "rust":
         return cast("Kernel", _load_rust())
     if name == "python":
-        return cast("Kernel", importlib.import_module("memwire._pure"))
+        return cast("Kernel", importlib.import_module("memwire._kernel.pure"))
     raise BackendError(f"unknown backend {name!r}; choose 'rust' or 'python'")
 
 
 def _choose() -> tuple[Kernel, BackendInfo]:
     from memwire import __version__
-    from memwire._pure import _generated
+    from memwire._kernel.pure import _generated
 
     requested = os.environ.get("MEMWIRE_BACKEND", "").strip().lower() or "auto"
     if requested not in CHOICES:

@@ -1,0 +1,52 @@
+"""The source of truth behind :class:`memwire.Memory`: the :class:`Store` protocol and its records.
+
+:mod:`memwire.store.protocol` states the protocol and the semantics every store keeps;
+:mod:`memwire.store.sqlite` is the embedded default. Nothing above this package knows which
+store it talks to.
+"""
+
+from __future__ import annotations
+
+import os
+
+from memwire.errors import InvalidInputError
+from memwire.store.protocol import (
+    Added,
+    BankHead,
+    Changes,
+    NewMemory,
+    ReembedState,
+    Row,
+    Snapshot,
+    Space,
+    Store,
+    WriteResult,
+    space_mismatch,
+)
+
+__all__ = [
+    "Added",
+    "BankHead",
+    "Changes",
+    "NewMemory",
+    "ReembedState",
+    "Row",
+    "Snapshot",
+    "Space",
+    "Store",
+    "WriteResult",
+    "open_store",
+    "space_mismatch",
+]
+
+
+def open_store(location: str | os.PathLike[str]) -> Store:
+    """The store at ``location``: a SQLite file path, or ``":memory:"`` for an ephemeral
+    SQLite database. Raises :class:`~memwire.errors.InvalidInputError` for a blank location."""
+    if not isinstance(location, (str, os.PathLike)):
+        raise InvalidInputError(f"path must be a string or a path, got {type(location).__name__}")
+    if not str(location).strip():
+        raise InvalidInputError("path must not be blank")
+    from memwire.store.sqlite import SQLiteStore
+
+    return SQLiteStore(location)
