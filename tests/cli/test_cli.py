@@ -247,3 +247,70 @@ def test_plain_commands_do_not_import_the_web_or_mcp_stack(db: str) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_min_score_on_recall_and_reflect(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    _, strong, _ = run(capsys, "retain", "red apples grow in the orchard by the river", "--db", db)
+    _, weak, _ = run(capsys, "retain", "apples are sold at the market", "--db", db)
+    strong, weak = strong.strip(), weak.strip()
+    query = "red apples orchard river"
+    code, out, _ = run(capsys, "recall", query, "--db", db, "--json")
+    scores = [h["score"] for h in json.loads(out)]
+    assert len(scores) == 2 and scores[0] > scores[1]
+    floor = str((scores[0] + scores[1]) / 2)
+    code, out, _ = run(capsys, "recall", query, "--min-score", floor, "--db", db, "--json")
+    assert code == 0 and [h["id"] for h in json.loads(out)] == [strong]
+    code, out, _ = run(capsys, "recall", query, "--min-score", "1", "--db", db)
+    assert code == 0 and "no memories in bank 'default' match" in out
+    code, out, _ = run(capsys, "reflect", query, "--min-score", floor, "--db", db)
+    assert code == 0 and strong in out and weak not in out
+    code, out, err = run(capsys, "recall", query, "--min-score", "-1", "--db", db)
+    assert code == 2 and out == ""
+    assert "min_score must be a finite number >= 0, got -1" in err
+    code, _, err = run(capsys, "reflect", query, "--min-score", "nan", "--db", db)
+    assert code == 2 and "min_score must be a finite number" in err
+    assert run(capsys, "recall", query, "--min-score", "high", "--db", db)[0] == 2
+
+
+def test_conflict_exits_6_with_the_message(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, first, _ = run(capsys, "retain", "revision one", "--document-id", "spec", "--db", db)
+    assert code == 0
+    code, out, err = run(
+        capsys,
+        "retain",
+        "revision two",
+        "--document-id",
+        "spec",
+        "--update-mode",
+        "append",
+        "--db",
+        db,
+    )
+    assert code == 6 and out == ""
+    assert err.strip() == (
+        "memwire: document 'spec' already has a memory in bank 'default'; "
+        "use update_mode='replace' to replace it"
+    )
+    code, out, _ = run(capsys, "memories", "--db", db, "--json")
+    assert [m["id"] for m in json.loads(out)] == [first.strip()]
+
+
+def test_reembed_conflict_exits_6(
+    db: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memwire.errors import ConflictError
+
+    run(capsys, "retain", "a memory to re-encode", "--db", db)
+
+    def conflicting(self: Memory, *args: object, **kwargs: object) -> int:
+        raise ConflictError("the reembed was finished or discarded by another process")
+
+    monkeypatch.setattr(Memory, "reembed", conflicting)
+    code, out, err = run(capsys, "reembed", "--db", db, "--no-progress")
+    assert code == 6 and out == ""
+    assert err.strip() == "memwire: the reembed was finished or discarded by another process"
+
+
+def test_invalid_update_mode_exits_2(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "retain", "x", "--update-mode", "merge", "--db", db)
+    assert code == 2 and "invalid choice: 'merge'" in err and "'replace', 'append'" in err

@@ -190,3 +190,111 @@ def test_plain_server_does_not_import_the_mcp_sdk(tmp_path: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False False"
+
+
+CONFLICT = (
+    "document 'spec' already has a memory in bank 'default'; "
+    "use update_mode='replace' to replace it"
+)
+
+
+def test_unknown_tool_is_a_tool_error_never_another_tool(served: tuple[str, Memory]) -> None:
+    url, memory = served
+    memory.retain("exists", bank="default")
+
+    async def main() -> None:
+        async with Client(f"{url}/mcp", mode="legacy") as client:
+            for name in ("memory_nope", "memory_bank_config_gett", "", "memory_retain "):
+                r = await client.call_tool(name, {"content": "sneaky", "id": "x"})
+                assert r.is_error, name
+                text = r.content[0].text
+                assert text.startswith(f"unknown tool {name!r}; the tools are "), text
+                assert "memory_retain" in text
+            r = await client.call_tool("memory_bank_config_get", {})  # still serving
+            assert not r.is_error
+
+    anyio.run(main)
+    assert [m.content for m in memory.memories(bank="default")] == ["exists"]
+
+
+def test_call_dispatches_only_known_tools(tmp_path: Path) -> None:
+    from memwire.errors import InvalidInputError
+    from memwire.server import mcp_server
+    from memwire.server.mcp_server import call
+
+    assert [t.name for t in mcp_server.TOOLS] == [s.name for s in mcp_server.SPECS]
+    assert {t.name for t in mcp_server.TOOLS} == set(TOOLS)
+    with Memory(tmp_path / "m.db") as memory:
+        memory.retain("x", bank="b")
+        for name in ("memory_bank_config", "config_get", "MEMORY_RETAIN", "tools/list"):
+            with pytest.raises(InvalidInputError, match="unknown tool"):
+                call(memory, name, {"content": "y", "bank": "b"}, None)
+        assert memory.stats(bank="b")["count"] == 1
+        assert call(memory, "memory_bank_config_get", {"bank": "b"}, None) == {}
+
+
+def test_min_score_over_mcp(served: tuple[str, Memory]) -> None:
+    url, memory = served
+    strong = memory.retain("red apples grow in the orchard by the river")
+    weak = memory.retain("apples are sold at the market")
+    query = "red apples orchard river"
+    scores = [h.score for h in memory.recall(query)]
+    assert len(scores) == 2 and scores[0] > scores[1]
+    floor = (scores[0] + scores[1]) / 2
+
+    async def main() -> None:
+        async with Client(f"{url}/mcp", mode="legacy") as client:
+            r = await client.call_tool("memory_recall", {"query": query, "min_score": floor})
+            assert not r.is_error
+            assert [h["id"] for h in r.structured_content["memories"]] == [strong]
+            r = await client.call_tool("memory_recall", {"query": query, "min_score": 0})
+            assert len(r.structured_content["memories"]) == 2
+            r = await client.call_tool("memory_reflect", {"query": query, "min_score": floor})
+            assert strong in r.content[0].text and weak not in r.content[0].text
+            r = await client.call_tool("memory_reflect", {"query": query, "min_score": 1})
+            assert r.content[0].text.startswith("No memories")
+            r = await client.call_tool("memory_recall", {"query": query, "min_score": -1})
+            assert r.is_error
+            assert r.content[0].text == "min_score must be a finite number >= 0, got -1"
+            r = await client.call_tool("memory_reflect", {"query": query, "min_score": "high"})
+            assert r.is_error and r.content[0].text == "min_score must be a number, got string"
+
+    anyio.run(main)
+
+
+def test_conflict_is_a_tool_error_with_the_message(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+
+    async def main() -> None:
+        async with Client(stdio(db), mode="legacy") as client:
+            r = await client.call_tool(
+                "memory_retain", {"content": "revision one", "document_id": "spec"}
+            )
+            assert not r.is_error
+            r = await client.call_tool(
+                "memory_retain",
+                {"content": "revision two", "document_id": "spec", "update_mode": "append"},
+            )
+            assert r.is_error and r.content[0].text == CONFLICT
+
+    anyio.run(main)
+    with Memory(db) as memory:
+        assert [m.content for m in memory.memories()] == ["revision one"]
+
+
+def test_conflict_over_http_mcp_matches_the_http_route(served: tuple[str, Memory]) -> None:
+    import httpx
+
+    url, memory = served
+    memory.retain("revision one", document_id="spec")
+    body = {"content": "revision two", "document_id": "spec", "update_mode": "append"}
+    http = httpx.post(f"{url}/banks/default/retain", json=body)
+    assert http.status_code == 409
+
+    async def main() -> str:
+        async with Client(f"{url}/mcp", mode="legacy") as client:
+            r = await client.call_tool("memory_retain", body)
+            assert r.is_error
+            return str(r.content[0].text)
+
+    assert anyio.run(main) == http.json()["error"] == CONFLICT

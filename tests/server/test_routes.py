@@ -301,3 +301,69 @@ def test_bank_names_with_a_slash(client: httpx.Client, path_bank: str) -> None:
     assert client.delete(f"/banks/{path_bank}/memories/{memory_id}").status_code == 200
     assert client.delete(f"/banks/{path_bank}").status_code == 200
     assert client.get(f"/banks/{path_bank}/stats").status_code == 404
+
+
+def _scores(client: httpx.Client, bank: str, query: str) -> list[float]:
+    r = client.post(f"/banks/{bank}/recall", json={"query": query, "format": "full"})
+    assert r.status_code == 200, r.text
+    return [hit["score"] for hit in r.json()]
+
+
+def test_min_score_on_recall_and_reflect(client: httpx.Client) -> None:
+    strong = retain(client, "f", "red apples grow in the orchard by the river")
+    weak = retain(client, "f", "apples are sold at the market")
+    query = "red apples orchard river"
+    scores = _scores(client, "f", query)
+    assert len(scores) == 2 and scores[0] > scores[1]
+    floor = (scores[0] + scores[1]) / 2
+    r = client.post("/banks/f/recall", json={"query": query, "min_score": floor, "format": "full"})
+    assert [h["id"] for h in r.json()] == [strong]
+    r = client.post("/banks/f/recall", json={"query": query, "min_score": 0})
+    assert len(r.json()) == 2
+    r = client.post("/banks/f/recall", json={"query": query, "min_score": scores[0] + 1})
+    assert r.status_code == 200 and r.json() == []
+    text = client.post("/banks/f/reflect", json={"query": query, "min_score": floor}).json()["text"]
+    assert strong in text and weak not in text
+    text = client.post("/banks/f/reflect", json={"query": query, "min_score": 1}).json()["text"]
+    assert text.startswith("No memories")
+
+
+@pytest.mark.parametrize(
+    ("value", "needle"),
+    [
+        (-0.5, "min_score must be a finite number >= 0, got -0.5"),
+        ("0.1", "min_score must be a number, got string"),
+        (True, "min_score must be a number, got boolean"),
+        ([0.1], "min_score must be a number, got array"),
+    ],
+)
+def test_min_score_400(client: httpx.Client, value: object, needle: str) -> None:
+    for route in ("recall", "reflect"):
+        r = client.post(f"/banks/a/{route}", json={"query": "x", "min_score": value})
+        assert r.status_code == 400, r.text
+        assert r.json() == {"error": needle}
+
+
+def test_min_score_out_of_json_range_is_400(client: httpx.Client) -> None:
+    # 1e400 parses as infinity: refused like any non-finite floor
+    r = client.post(
+        "/banks/a/recall",
+        content=b'{"query": "x", "min_score": 1e400}',
+        headers={"content-type": "application/json"},
+    )
+    assert r.status_code == 400 and "finite" in r.json()["error"]
+
+
+def test_conflict_is_409_with_the_message(client: httpx.Client) -> None:
+    first = retain(client, "k", "revision one", document_id="spec")
+    r = client.post(
+        "/banks/k/retain",
+        json={"content": "revision two", "document_id": "spec", "update_mode": "append"},
+    )
+    assert r.status_code == 409
+    assert r.json() == {
+        "error": "document 'spec' already has a memory in bank 'k'; "
+        "use update_mode='replace' to replace it"
+    }
+    # nothing was changed
+    assert [m["id"] for m in client.get("/banks/k/memories").json()] == [first]

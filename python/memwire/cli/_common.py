@@ -18,6 +18,7 @@ from memwire.errors import (
     NotFoundError,
     StorageError,
 )
+from memwire.server import fields
 
 if TYPE_CHECKING:
     from memwire.memory import Memory
@@ -33,6 +34,8 @@ __all__ = [
     "EXIT_USAGE",
     "CommandError",
     "add_common",
+    "add_fields",
+    "body_of",
     "emit",
     "exit_code_for",
     "home_dir",
@@ -121,10 +124,68 @@ def add_common(parser: argparse.ArgumentParser, *, db: bool = True, json_flag: b
 
 def add_bank(parser: argparse.ArgumentParser, *, any_bank: bool = False) -> None:
     """``--bank``: ``default`` unless ``any_bank`` (then: look in every bank)."""
+    bank = fields.BANK
     if any_bank:
-        parser.add_argument("--bank", "-b", default=None, help="only in this bank")
+        parser.add_argument(*bank.flags, dest=bank.name, default=None, help="only in this bank")
     else:
-        parser.add_argument("--bank", "-b", default="default", help="the bank (default: default)")
+        parser.add_argument(
+            *bank.flags, dest=bank.name, default=bank.default, help=fields.describe(bank)
+        )
+
+
+class _Deferred:
+    """A help text or a choice list worked out from the field table only when argparse needs it
+    (``--help``, or checking a value): some limits live in :mod:`memwire.memory`, which the
+    parser of every command must not import (see :mod:`memwire.server.fields`)."""
+
+    def __init__(self, field: fields.Field) -> None:
+        self.field = field
+
+    def __str__(self) -> str:  # the help, through argparse's ``%(memwire_help)s``
+        text = fields.describe(self.field)
+        if self.field.kind == "strings":
+            text += "; repeat for more"
+        return text.replace("%", "%%")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.field.choices or ())
+
+    def __contains__(self, value: object) -> bool:
+        return value in (self.field.choices or ())
+
+
+_TYPES: dict[str, Callable[[str], Any]] = {"integer": int, "number": float}
+
+
+def add_fields(
+    parser: argparse.ArgumentParser, operation: str, *, help: dict[str, str] | None = None
+) -> None:
+    """Every CLI field of ``operation`` (:mod:`memwire.server.fields`): its flags, type,
+    default, choices and help from the table; a required field is a positional argument.
+    ``help`` replaces the table's text for the fields it names (by key)."""
+    for field in fields.fields_for(operation, "cli"):
+        kwargs: dict[str, Any] = {}
+        if field.key in (help or {}):
+            kwargs["help"] = (help or {})[field.key]
+        else:
+            kwargs["help"] = "%(memwire_help)s"
+        if not field.flags:
+            action = parser.add_argument(field.name, **kwargs)
+        else:
+            kwargs.update(dest=field.name, default=field.default, metavar=field.metavar)
+            if field.kind == "strings":
+                kwargs["action"] = "append"
+            elif field.kind == "choice":
+                kwargs["choices"] = _Deferred(field)
+            elif field.kind in _TYPES:
+                kwargs["type"] = _TYPES[field.kind]
+            action = parser.add_argument(*field.flags, **kwargs)
+        action.memwire_help = _Deferred(field)  # type: ignore[attr-defined]
+
+
+def body_of(args: argparse.Namespace, operation: str) -> dict[str, Any]:
+    """The request of ``operation`` from parsed arguments, by wire name (for :mod:`ops`)."""
+    return {f.name: getattr(args, f.name) for f in fields.fields_for(operation, "cli")}
 
 
 def home_dir() -> Path:

@@ -6,7 +6,15 @@ import argparse
 import sys
 from typing import Any
 
-from memwire.cli._common import EXIT_OK, add_bank, add_common, emit, open_memory
+from memwire.cli._common import (
+    EXIT_OK,
+    add_bank,
+    add_common,
+    add_fields,
+    body_of,
+    emit,
+    open_memory,
+)
 from memwire.server import ops
 
 __all__ = ["register"]
@@ -16,23 +24,11 @@ def register(commands: Any) -> None:
     p = commands.add_parser(
         "retain",
         help="store a memory",
-        description="Store a memory and print its id. CONTENT '-' reads standard input.",
+        description="Store a memory and print its id. CONTENT '-' reads standard input. "
+        "Exit code 6 when --update-mode append meets a document that already has a memory.",
     )
-    p.add_argument("content", help="the memory text, or '-' to read it from stdin")
+    add_fields(p, "retain", help={"content": "the memory text, or '-' to read it from stdin"})
     add_bank(p)
-    p.add_argument(
-        "--tag", "-t", action="append", dest="tags", metavar="TAG", help="a tag (repeat for more)"
-    )
-    p.add_argument("--context", help="where the memory comes from (stored, redacted)")
-    p.add_argument("--created-at", help="when it happened: ISO date or datetime (default: now)")
-    p.add_argument("--document-id", help="make this retain an upsert of that document")
-    p.add_argument(
-        "--update-mode",
-        choices=ops.UPDATE_MODES,
-        default=None,
-        help="with --document-id: replace the previous revision (default) or "
-        "refuse a second one (append)",
-    )
     add_common(p)
     p.set_defaults(run=run_retain)
 
@@ -41,33 +37,8 @@ def register(commands: Any) -> None:
         help="find the memories that best match a query",
         description="Print the memories of a bank most relevant to QUERY, best first.",
     )
-    p.add_argument("query")
+    add_fields(p, "recall")
     add_bank(p)
-    p.add_argument(
-        "--limit", "-n", type=int, default=None, help="at most this many (1-100, default 10)"
-    )
-    p.add_argument(
-        "--budget",
-        type=int,
-        default=None,
-        help="token budget of the content "
-        "returned (default: the bank's recall_max_tokens, else 8000)",
-    )
-    p.add_argument(
-        "--tag",
-        "-t",
-        action="append",
-        dest="tags",
-        metavar="TAG",
-        help="only memories with one of these tags",
-    )
-    p.add_argument(
-        "--exclude-tag",
-        action="append",
-        dest="exclude_tags",
-        metavar="TAG",
-        help="no memory with one of these tags",
-    )
     add_common(p)
     p.set_defaults(run=run_recall)
 
@@ -76,13 +47,13 @@ def register(commands: Any) -> None:
         help="the best memories for a query as one cited text block",
         description="Print the memories most relevant to QUERY, cited by id and dated.",
     )
-    p.add_argument("query")
+    add_fields(p, "reflect")
     add_bank(p)
     add_common(p)
     p.set_defaults(run=run_reflect)
 
     p = commands.add_parser("get", help="show one memory", description="Show one memory.")
-    p.add_argument("id")
+    add_fields(p, "get")
     add_bank(p, any_bank=True)
     add_common(p)
     p.set_defaults(run=run_get)
@@ -92,7 +63,7 @@ def register(commands: Any) -> None:
         help="delete one memory",
         description="Delete one memory. Exit code 3 when there is no such memory.",
     )
-    p.add_argument("id")
+    add_fields(p, "forget")
     add_bank(p, any_bank=True)
     add_common(p)
     p.set_defaults(run=run_forget)
@@ -103,8 +74,7 @@ def register(commands: Any) -> None:
         description="List a page of a bank's memories, newest first.",
     )
     add_bank(p)
-    p.add_argument("--limit", "-n", type=int, default=50, help="page size (default 50)")
-    p.add_argument("--offset", type=int, default=0, help="skip this many (default 0)")
+    add_fields(p, "memories")
     add_common(p)
     p.set_defaults(run=run_memories)
 
@@ -119,15 +89,9 @@ def _date(value: object) -> str:
 
 
 def run_retain(args: argparse.Namespace) -> int:
-    content = sys.stdin.read() if args.content == "-" else args.content
-    body: dict[str, Any] = {
-        "content": content,
-        "tags": args.tags,
-        "context": args.context,
-        "created_at": args.created_at,
-        "document_id": args.document_id,
-        "update_mode": args.update_mode,
-    }
+    body = body_of(args, "retain")
+    if body["content"] == "-":
+        body["content"] = sys.stdin.read()
     with open_memory(args) as memory:
         result = ops.retain(memory, args.bank, body)
     emit(args, result, lambda: result["id"])
@@ -135,14 +99,7 @@ def run_retain(args: argparse.Namespace) -> int:
 
 
 def run_recall(args: argparse.Namespace) -> int:
-    body = {
-        "query": args.query,
-        "limit": args.limit,
-        "budget": args.budget,
-        "tags": args.tags,
-        "exclude_tags": args.exclude_tags,
-        "format": "full",
-    }
+    body = {**body_of(args, "recall"), "format": "full"}
     with open_memory(args) as memory:
         hits = ops.recall(memory, args.bank, body)
 
@@ -164,7 +121,7 @@ def run_recall(args: argparse.Namespace) -> int:
 
 def run_reflect(args: argparse.Namespace) -> int:
     with open_memory(args) as memory:
-        result = ops.reflect(memory, args.bank, {"query": args.query})
+        result = ops.reflect(memory, args.bank, body_of(args, "reflect"))
     emit(args, result, lambda: result["text"])
     return EXIT_OK
 

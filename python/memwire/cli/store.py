@@ -12,6 +12,7 @@ from memwire.cli._common import (
     CommandError,
     add_bank,
     add_common,
+    add_fields,
     emit,
     open_memory,
 )
@@ -77,10 +78,12 @@ def register(commands: Any) -> None:
         help="re-encode a bank's vectors with the current embedder (resumable)",
         description="Re-encode every memory of a bank with this memwire's embedder, in "
         "batches committed as they go: an interrupted run continues where it stopped when run "
-        "again. The bank stays usable throughout and switches to the new vectors at the end.",
+        "again. The bank stays usable throughout and switches to the new vectors at the end. "
+        "Exit code 6 when another process finished, discarded or replaced this re-encoding "
+        "meanwhile.",
     )
     add_bank(p)
-    p.add_argument("--batch", type=int, default=1000, help="memories per batch (default 1000)")
+    add_fields(p, "reembed")
     p.add_argument("--no-progress", action="store_true", help="never show the progress line")
     add_common(p)
     p.set_defaults(run=run_reembed)

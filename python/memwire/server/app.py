@@ -368,10 +368,8 @@ def build_routes(memory: Memory, mcp: LazyMCP | None) -> list[Route]:
         return await in_thread(ops.config_put, memory, _bank(request), body)
 
     async def list_memories(request: Request) -> Any:
-        q = request.query_params
-        limit = ops.parse_int_param(q.get("limit"), "limit", 50, 1, ops.MAX_PAGE)
-        offset = ops.parse_int_param(q.get("offset"), "offset", 0, 0, 2**62)
-        return await in_thread(ops.memories, memory, _bank(request), limit, offset)
+        page = ops.query_params(request.query_params, "memories")
+        return await in_thread(ops.memories, memory, _bank(request), page["limit"], page["offset"])
 
     async def get_memory(request: Request) -> Any:
         memory_id: str = request.path_params["memory_id"]

@@ -1,10 +1,13 @@
 """memwire as an MCP server (official ``mcp`` SDK): stdio and streamable HTTP.
 
-Six tools, each a thin wrapper over :mod:`memwire.server.ops`, so a failing call returns an MCP
-tool error (``isError``) carrying the very message the HTTP surface answers with:
+Six tools, each a thin wrapper over :mod:`memwire.server.ops`, so a failing call (a bad
+argument, a missing memory, a conflict, an unknown tool name) returns an MCP tool error
+(``isError``) carrying the very message the HTTP surface answers with:
 
 - ``memory_retain``, ``memory_recall``, ``memory_reflect``, ``memory_get``, ``memory_forget``,
   ``memory_bank_config_get``.
+
+Each tool's ``inputSchema`` is generated from the field table (:mod:`memwire.server.fields`).
 
 A bank can be pinned: ``memwire mcp --bank B`` over stdio, or the ``/mcp/{bank}`` URL over
 HTTP. Calls then use that bank, and a call naming another bank is refused.
@@ -16,6 +19,8 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -25,7 +30,7 @@ from mcp.server.lowlevel import Server
 
 from memwire.config import ACTING_KEYS_TEXT
 from memwire.errors import InvalidInputError, MemwireError
-from memwire.server import ops
+from memwire.server import fields, ops
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -33,134 +38,150 @@ if TYPE_CHECKING:
 
     from memwire.memory import Memory
 
-__all__ = ["TOOLS", "build_server", "http_session_manager", "run_stdio"]
+__all__ = [
+    "SPECS",
+    "TOOLS",
+    "ToolSpec",
+    "build_server",
+    "call",
+    "http_session_manager",
+    "run_stdio",
+]
 
 log = logging.getLogger("memwire.mcp")
 
-_BANK = {
-    "type": "string",
-    "minLength": 1,
-    "maxLength": 128,
-    "description": "The memory bank (default: 'default'; fixed when the server pins a bank).",
-}
-_TAGS = {"type": "array", "items": {"type": "string"}}
+Handler = Callable[["Memory", str, dict[str, Any]], Any]
 
 
-def _tool(
-    name: str,
-    title: str,
-    description: str,
-    properties: dict[str, Any],
-    required: list[str],
-    *,
-    read_only: bool,
-    destructive: bool = False,
-    idempotent: bool = True,
-) -> types.Tool:
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool: the operation whose fields (:mod:`memwire.server.fields`) it takes, and what
+    runs it. ``TOOLS`` and the dispatch are both built from these, so they cannot drift."""
+
+    name: str
+    operation: str
+    title: str
+    description: str
+    run: Handler
+    read_only: bool
+    destructive: bool = False
+    idempotent: bool = True
+
+
+def _bank_schema() -> dict[str, Any]:
+    schema = fields.json_schema(fields.BANK)
+    schema["description"] = (
+        f"{fields.describe(fields.BANK, with_default=False)}. Default 'default'; "
+        "fixed when the server pins a bank."
+    )
+    del schema["default"]  # a pinned server overrides it, so it is not a plain default
+    return schema
+
+
+def input_schema(operation: str) -> dict[str, Any]:
+    """The tool ``inputSchema`` of ``operation``: its MCP fields, then ``bank``."""
+    taken = fields.fields_for(operation, "mcp")
+    return {
+        "type": "object",
+        "properties": {**{f.name: fields.json_schema(f) for f in taken}, "bank": _bank_schema()},
+        "required": [f.name for f in taken if f.required],
+        "additionalProperties": False,
+    }
+
+
+def _tool(spec: ToolSpec) -> types.Tool:
     return types.Tool(
-        name=name,
-        title=title,
-        description=description,
-        input_schema={
-            "type": "object",
-            "properties": {**properties, "bank": _BANK},
-            "required": required,
-            "additionalProperties": False,
-        },
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        input_schema=input_schema(spec.operation),
         annotations=types.ToolAnnotations(
-            title=title,
-            read_only_hint=read_only,
-            destructive_hint=destructive,
-            idempotent_hint=idempotent,
+            title=spec.title,
+            read_only_hint=spec.read_only,
+            destructive_hint=spec.destructive,
+            idempotent_hint=spec.idempotent,
             open_world_hint=False,
         ),
     )
 
 
-TOOLS: list[types.Tool] = [
-    _tool(
+def _recall(memory: Memory, bank: str, args: dict[str, Any]) -> Any:
+    return {"memories": ops.recall(memory, bank, {**args, "format": "full"})}
+
+
+def _get(memory: Memory, bank: str, args: dict[str, Any]) -> Any:
+    return ops.get(memory, bank, ops.read(args, "get")["id"])
+
+
+def _forget(memory: Memory, bank: str, args: dict[str, Any]) -> Any:
+    return ops.forget(memory, bank, ops.read(args, "forget")["id"])
+
+
+def _config_get(memory: Memory, bank: str, args: dict[str, Any]) -> Any:
+    return ops.config_get(memory, bank)
+
+
+SPECS: tuple[ToolSpec, ...] = (
+    ToolSpec(
         "memory_retain",
+        "retain",
         "Retain a memory",
         "Store a durable memory (a fact, decision or preference worth keeping) and return its "
         "id. Secrets are redacted before storage. Retaining identical content again returns "
         "the existing id. With document_id, the memory replaces that document's previous "
-        "revision (update_mode 'replace', the default) or is refused if one exists ('append').",
-        {
-            "content": {"type": "string", "minLength": 1, "description": "The memory text."},
-            "tags": {**_TAGS, "description": "Labels to filter recall by."},
-            "context": {"type": "string", "description": "Where the memory comes from."},
-            "created_at": {
-                "type": "string",
-                "description": "When it happened: ISO 8601 date or datetime (default: now).",
-            },
-            "document_id": {"type": "string", "description": "Upsert key of a document."},
-            "update_mode": {"type": "string", "enum": list(ops.UPDATE_MODES)},
-        },
-        ["content"],
+        "revision (update_mode 'replace', the default) or, with 'append', is refused with a "
+        "conflict error if the document already has one.",
+        ops.retain,
         read_only=False,
     ),
-    _tool(
+    ToolSpec(
         "memory_recall",
+        "recall",
         "Recall memories",
         "Find the memories most relevant to a query, best first, within a token budget. "
-        "Returns each memory's id, score, date, content and tags.",
-        {
-            "query": {"type": "string", "minLength": 1, "description": "What to look for."},
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": ops.MAX_LIMIT,
-                "description": "At most this many memories (default 10).",
-            },
-            "budget": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 1_000_000,
-                "description": "Token budget (default: the bank's, else 8000).",
-            },
-            "tags": {**_TAGS, "description": "Only memories with at least one of these tags."},
-            "exclude_tags": {**_TAGS, "description": "No memory with any of these tags."},
-        },
-        ["query"],
+        "Returns each memory's id, score, date, content and tags. min_score drops weak "
+        "matches, so a query with nothing relevant returns no memories.",
+        _recall,
         read_only=True,
     ),
-    _tool(
+    ToolSpec(
         "memory_reflect",
+        "reflect",
         "Reflect on memories",
         "The memories most relevant to a query as one text block, each cited by id and dated: "
         "ready to quote as context.",
-        {"query": {"type": "string", "minLength": 1, "description": "The question or topic."}},
-        ["query"],
+        ops.reflect,
         read_only=True,
     ),
-    _tool(
+    ToolSpec(
         "memory_get",
+        "get",
         "Get a memory",
         "One memory by id, with its tags, context and dates.",
-        {"id": {"type": "string", "minLength": 1, "description": "The memory id."}},
-        ["id"],
+        _get,
         read_only=True,
     ),
-    _tool(
+    ToolSpec(
         "memory_forget",
+        "forget",
         "Forget a memory",
         "Delete one memory by id, permanently. Forgetting a memory that is not there is an error.",
-        {"id": {"type": "string", "minLength": 1, "description": "The memory id."}},
-        ["id"],
+        _forget,
         read_only=False,
         destructive=True,
     ),
-    _tool(
+    ToolSpec(
         "memory_bank_config_get",
+        "config_get",
         "Get a bank's config",
         f"The bank's configuration ({ACTING_KEYS_TEXT} act; any other keys set on it are "
         "kept verbatim).",
-        {},
-        [],
+        _config_get,
         read_only=True,
     ),
-]
-_TOOL_NAMES = frozenset(t.name for t in TOOLS)
+)
+TOOLS: list[types.Tool] = [_tool(spec) for spec in SPECS]
+_HANDLERS: dict[str, Handler] = {spec.name: spec.run for spec in SPECS}
 
 
 def _pick_bank(arguments: dict[str, Any], pinned: str | None) -> str:
@@ -179,23 +200,17 @@ def _pick_bank(arguments: dict[str, Any], pinned: str | None) -> str:
 
 
 def call(memory: Memory, name: str, arguments: dict[str, Any], pinned: str | None) -> Any:
-    """Run one tool synchronously: its structured result, or a memwire error."""
-    if name not in _TOOL_NAMES:
-        raise InvalidInputError(f"unknown tool {name!r}")
+    """Run one tool synchronously: its structured result, or a memwire error.
+
+    A name that is not one of :data:`TOOLS` is an error, never some other tool."""
+    handler = _HANDLERS.get(name)
+    if handler is None:
+        raise InvalidInputError(
+            f"unknown tool {name!r}; the tools are {', '.join(sorted(_HANDLERS))}"
+        )
     bank = _pick_bank(arguments, pinned)
     args = {k: v for k, v in arguments.items() if k != "bank"}
-    if name == "memory_retain":
-        return ops.retain(memory, bank, args)
-    if name == "memory_recall":
-        args["format"] = "full"
-        return {"memories": ops.recall(memory, bank, args)}
-    if name == "memory_reflect":
-        return ops.reflect(memory, bank, args)
-    if name == "memory_get":
-        return ops.get(memory, bank, ops.req_str(args, "id"))
-    if name == "memory_forget":
-        return ops.forget(memory, bank, ops.req_str(args, "id"))
-    return ops.config_get(memory, bank)
+    return handler(memory, bank, args)
 
 
 def _error_result(message: str) -> types.CallToolResult:

@@ -1,7 +1,9 @@
-"""The OpenAPI 3.1 document served at ``/openapi.json``, written by hand to match the routes.
+"""The OpenAPI 3.1 document served at ``/openapi.json``, written to match the routes.
 
-Tests fuzz the server from this document (schemathesis), so a schema that promises more or
-less than the server does shows up there.
+Request bodies and parameters are generated from the field table
+(:mod:`memwire.server.fields`), so their types, limits, defaults and help are the ones every
+other door uses. Tests fuzz the server from this document (schemathesis), so a schema that
+promises more or less than the server does shows up there.
 """
 
 from __future__ import annotations
@@ -10,12 +12,38 @@ import copy
 from functools import lru_cache
 from typing import Any
 
-from memwire.config import ACTING_KEYS_TEXT
+from memwire.config import ACTING_KEYS_TEXT, EMBEDDER_MODES, MAX_RECALL_TOKENS
+from memwire.server import fields
 
-__all__ = ["document"]
+__all__ = ["document", "request_schema"]
 
 _STR_LIST = {"type": "array", "items": {"type": "string"}}
 _NULLABLE_STR = {"type": ["string", "null"]}
+
+
+def request_schema(operation: str) -> dict[str, Any]:
+    """The JSON body ``operation`` takes over HTTP: its fields, null meaning absent."""
+    taken = fields.fields_for(operation, "http")
+    return {
+        "type": "object",
+        "required": [f.name for f in taken if f.required],
+        "properties": {f.name: fields.json_schema(f, nullable=not f.required) for f in taken},
+    }
+
+
+def _parameter(field: fields.Field, where: str, name: str | None = None) -> dict[str, Any]:
+    schema = fields.json_schema(field)
+    description = schema.pop("description")
+    if where == "path":  # a path segment is never absent, so it has no default
+        schema.pop("default", None)
+        description = fields.describe(field, with_default=False)
+    return {
+        "name": name or field.name,
+        "in": where,
+        "required": where == "path",
+        "description": description,
+        "schema": schema,
+    }
 
 
 def _error(description: str) -> dict[str, Any]:
@@ -36,27 +64,16 @@ def _body(ref: str) -> dict[str, Any]:
     }
 
 
-_BANK = {
-    "name": "bank",
-    "in": "path",
-    "required": True,
-    "description": "Bank id: 1 to 128 characters, no control characters.",
-    "schema": {"type": "string", "minLength": 1, "maxLength": 128},
-}
-_MEMORY_ID = {
-    "name": "memory_id",
-    "in": "path",
-    "required": True,
-    "schema": {"type": "string", "minLength": 1},
-}
-
-
-def _responses(ok: dict[str, Any], *, body: bool = False, names: bool = True) -> dict[str, Any]:
+def _responses(
+    ok: dict[str, Any], *, body: bool = False, names: bool = True, conflict: bool = False
+) -> dict[str, Any]:
     out: dict[str, Any] = {"200": ok}
     out["400"] = _error("Invalid bank id, body or field (the message says which)")
     out["401"] = _error("A bearer token is required (only when the server has one)")
     if names:
         out["404"] = _error("Unknown memory or bank")
+    if conflict:
+        out["409"] = _error("The stored state refuses the request; nothing was changed")
     if body:
         out["413"] = _error("Request body too large")
     out["500"] = _error("Internal error (opaque)")
@@ -67,53 +84,22 @@ def _responses(ok: dict[str, Any], *, body: bool = False, names: bool = True) ->
 def _document() -> dict[str, Any]:
     from memwire import __version__
 
+    bank = _parameter(fields.BANK, "path")
+    (memory_id_field,) = fields.fields_for("get", "http")
+    memory_id = _parameter(memory_id_field, "path", "memory_id")
     schemas: dict[str, Any] = {
         "Error": {
             "type": "object",
             "required": ["error"],
             "properties": {"error": {"type": "string"}},
         },
-        "RetainRequest": {
-            "type": "object",
-            "required": ["content"],
-            "properties": {
-                "content": {"type": "string", "description": "The memory text (redacted)."},
-                "tags": _STR_LIST,
-                "context": _NULLABLE_STR,
-                "created_at": {
-                    "type": ["string", "null"],
-                    "description": "When it happened: ISO date or datetime (stored as UTC).",
-                },
-                "document_id": _NULLABLE_STR,
-                "update_mode": {"type": ["string", "null"], "enum": ["replace", "append", None]},
-            },
-        },
+        "RetainRequest": request_schema("retain"),
         "RetainResponse": {
             "type": "object",
             "required": ["id"],
             "properties": {"id": {"type": "string"}},
         },
-        "RecallRequest": {
-            "type": "object",
-            "required": ["query"],
-            "properties": {
-                "query": {"type": "string"},
-                "budget": {
-                    "type": ["integer", "null"],
-                    "minimum": 1,
-                    "maximum": 1_000_000,
-                    "description": "Token budget (default: recall_max_tokens, else 8000).",
-                },
-                "limit": {"type": ["integer", "null"], "minimum": 1, "maximum": 100},
-                "tags": _STR_LIST,
-                "exclude_tags": _STR_LIST,
-                "format": {
-                    "type": ["string", "null"],
-                    "enum": ["text", "full", None],
-                    "description": "text (default): an array of strings; full: hit objects.",
-                },
-            },
-        },
+        "RecallRequest": request_schema("recall"),
         "Hit": {
             "type": "object",
             "required": ["id", "score", "created_at", "content", "tags"],
@@ -131,11 +117,7 @@ def _document() -> dict[str, Any]:
                 {"type": "array", "items": {"$ref": "#/components/schemas/Hit"}},
             ]
         },
-        "ReflectRequest": {
-            "type": "object",
-            "required": ["query"],
-            "properties": {"query": {"type": "string"}},
-        },
+        "ReflectRequest": request_schema("reflect"),
         "ReflectResponse": {
             "type": "object",
             "required": ["text"],
@@ -157,10 +139,14 @@ def _document() -> dict[str, Any]:
             "description": f"Bank config. {ACTING_KEYS_TEXT} act (docs/storage.md); "
             "other keys are kept verbatim; a null value removes a key.",
             "properties": {
-                "recall_max_tokens": {"type": ["integer", "null"], "minimum": 1},
+                "recall_max_tokens": {
+                    "type": ["integer", "null"],
+                    "minimum": 1,
+                    "maximum": MAX_RECALL_TOKENS,
+                },
                 "retain_tags": {"type": ["array", "null"], "items": {"type": "string"}},
                 "ttl_days": {"type": ["number", "null"], "exclusiveMinimum": 0},
-                "embedder": {"enum": ["static", "none", None]},
+                "embedder": {"enum": [*EMBEDDER_MODES, None]},
                 "fusion_weights": {
                     "type": ["array", "null"],
                     "items": {"type": "number", "minimum": 0},
@@ -202,7 +188,7 @@ def _document() -> dict[str, Any]:
             "delete": {
                 "operationId": "deleteBank",
                 "summary": "Delete a bank with all its memories and config",
-                "parameters": [_BANK],
+                "parameters": [bank],
                 "responses": _responses(_json(ref("Deleted"))),
             }
         },
@@ -210,16 +196,16 @@ def _document() -> dict[str, Any]:
             "post": {
                 "operationId": "retain",
                 "summary": "Store a memory; the bank is created by its first retain",
-                "parameters": [_BANK],
+                "parameters": [bank],
                 "requestBody": _body("RetainRequest"),
-                "responses": _responses(_json(ref("RetainResponse")), body=True),
+                "responses": _responses(_json(ref("RetainResponse")), body=True, conflict=True),
             }
         },
         "/banks/{bank}/recall": {
             "post": {
                 "operationId": "recall",
                 "summary": "The memories that best match a query, within a token budget",
-                "parameters": [_BANK],
+                "parameters": [bank],
                 "requestBody": _body("RecallRequest"),
                 "responses": _responses(_json(ref("RecallResponse")), body=True),
             }
@@ -228,7 +214,7 @@ def _document() -> dict[str, Any]:
             "post": {
                 "operationId": "reflect",
                 "summary": "The best memories, cited by id and dated, as one text block",
-                "parameters": [_BANK],
+                "parameters": [bank],
                 "requestBody": _body("ReflectRequest"),
                 "responses": _responses(_json(ref("ReflectResponse")), body=True),
             }
@@ -237,13 +223,13 @@ def _document() -> dict[str, Any]:
             "get": {
                 "operationId": "getConfig",
                 "summary": "The bank's config",
-                "parameters": [_BANK],
+                "parameters": [bank],
                 "responses": _responses(_json(ref("Config"))),
             },
             "put": {
                 "operationId": "putConfig",
                 "summary": "Merge keys into the bank's config (null removes a key)",
-                "parameters": [_BANK],
+                "parameters": [bank],
                 "requestBody": _body("Config"),
                 "responses": _responses(_json(ref("Config")), body=True),
             },
@@ -253,13 +239,8 @@ def _document() -> dict[str, Any]:
                 "operationId": "listMemories",
                 "summary": "A page of the bank's memories",
                 "parameters": [
-                    _BANK,
-                    {
-                        "name": "limit",
-                        "in": "query",
-                        "schema": {"type": "integer", "minimum": 1, "maximum": 1000},
-                    },
-                    {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+                    bank,
+                    *(_parameter(f, "query") for f in fields.fields_for("memories", "http")),
                 ],
                 "responses": _responses(_json({"type": "array", "items": ref("Memory")})),
             }
@@ -268,13 +249,13 @@ def _document() -> dict[str, Any]:
             "get": {
                 "operationId": "getMemory",
                 "summary": "One memory",
-                "parameters": [_BANK, _MEMORY_ID],
+                "parameters": [bank, memory_id],
                 "responses": _responses(_json(ref("Memory"))),
             },
             "delete": {
                 "operationId": "forgetMemory",
                 "summary": "Forget one memory",
-                "parameters": [_BANK, _MEMORY_ID],
+                "parameters": [bank, memory_id],
                 "responses": _responses(_json(ref("Deleted"))),
             },
         },
@@ -282,7 +263,7 @@ def _document() -> dict[str, Any]:
             "get": {
                 "operationId": "bankStats",
                 "summary": "Count, tags, oldest and newest memory of a bank",
-                "parameters": [_BANK],
+                "parameters": [bank],
                 "responses": _responses(_json(ref("Stats"))),
             }
         },

@@ -2,12 +2,15 @@
 
 HTTP routes, MCP tools and the CLI's ``--json`` output all go through these functions, so a
 request that fails fails with the same message everywhere, and a result has the same shape
-everywhere. Nothing here imports a web framework: the CLI uses it without loading one.
+everywhere. The fields each operation takes, their types and ranges, come from the one table in
+:mod:`memwire.server.fields` (:func:`read`). Nothing here imports a web framework: the CLI uses
+it without loading one.
 
 Every function raises only :mod:`memwire.errors` exceptions on purpose: an
 :class:`~memwire.errors.InvalidInputError` for a bad field (the message names the field), a
-:class:`~memwire.errors.NotFoundError` for a missing memory or bank. Anything else is a bug or a
-storage failure, which the caller turns into an opaque error.
+:class:`~memwire.errors.NotFoundError` for a missing memory or bank, a
+:class:`~memwire.errors.ConflictError` for a request the stored state refuses. Anything else is
+a bug or a storage failure, which the caller turns into an opaque error.
 """
 
 from __future__ import annotations
@@ -19,13 +22,14 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from memwire.errors import InvalidInputError, NotFoundError
+from memwire.server import fields as _fields
+from memwire.server.fields import RECALL_FORMATS, Field
 
 if TYPE_CHECKING:
     from memwire.memory import Memory
 
 __all__ = [
     "RECALL_FORMATS",
-    "UPDATE_MODES",
     "banks",
     "config_get",
     "config_put",
@@ -35,18 +39,16 @@ __all__ = [
     "jsonable",
     "memories",
     "opt_int",
+    "opt_number",
     "opt_str",
     "opt_str_list",
+    "query_params",
+    "read",
     "recall",
     "reflect",
     "retain",
     "stats",
 ]
-
-UPDATE_MODES = ("replace", "append")
-RECALL_FORMATS = ("text", "full")
-MAX_LIMIT = 100
-MAX_PAGE = 1000
 
 # -- field checks ------------------------------------------------------------------------------
 
@@ -126,6 +128,58 @@ def opt_choice(body: Mapping[str, Any], name: str, choices: Sequence[str]) -> st
     return value
 
 
+def opt_number(body: Mapping[str, Any], name: str) -> float | int | None:
+    """A JSON number (its range is the Memory API's to check, with its own message)."""
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInputError(f"{name} must be a number, got {_type_name(value)}")
+    return value
+
+
+def check_field(body: Mapping[str, Any], field: Field) -> Any:
+    """One field of ``body``, checked as the table says; its default when absent or null."""
+    name = field.name
+    value: Any
+    if field.kind == "string":
+        value = req_str(body, name) if field.required else opt_str(body, name)
+    elif field.kind == "integer":
+        value = opt_int(body, name, *_int_range(field))
+    elif field.kind == "number":
+        value = opt_number(body, name)
+    elif field.kind == "strings":
+        value = opt_str_list(body, name)
+    else:
+        value = opt_choice(body, name, field.choices or ())
+    return field.default if value is None else value
+
+
+def read(body: object, operation: str) -> dict[str, Any]:
+    """Every field ``operation`` takes (at any door), checked, by wire name."""
+    body = require_object(body)
+    return {f.name: check_field(body, f) for f in _fields.fields_for(operation)}
+
+
+def query_params(params: Mapping[str, str], operation: str) -> dict[str, Any]:
+    """The integer query-string fields of ``operation`` (``?limit=10&offset=20``), checked."""
+    out: dict[str, Any] = {}
+    for field in _fields.fields_for(operation, "http"):
+        default = field.default if isinstance(field.default, int) else None
+        if field.kind != "integer" or default is None:  # pragma: no cover - table bug
+            raise TypeError(f"{field.key} is not an integer query parameter with a default")
+        raw = params.get(field.name)
+        out[field.name] = parse_int_param(raw, field.name, default, *_int_range(field))
+    return out
+
+
+def _int_range(field: Field) -> tuple[int, int]:
+    low, high = field.minimum, field.maximum
+    if not isinstance(low, int) or not isinstance(high, int):  # pragma: no cover - table bug
+        raise TypeError(f"{field.key} has no integer range")
+    return low, high
+
+
 def parse_int_param(raw: str | None, name: str, default: int, low: int, high: int) -> int:
     """A query-string integer (``?limit=10``)."""
     if raw is None or raw == "":
@@ -192,53 +246,44 @@ def hit_full(hit: Any) -> dict[str, Any]:
 
 
 def retain(memory: Memory, bank: str, body: object) -> dict[str, Any]:
-    """``{content, tags?, context?, created_at?, document_id?, update_mode?}`` -> ``{id}``."""
-    body = require_object(body)
-    content = req_str(body, "content")
-    tags = opt_str_list(body, "tags")
-    context = opt_str(body, "context")
-    created_at = opt_str(body, "created_at")
-    document_id = opt_str(body, "document_id")
-    update_mode = opt_choice(body, "update_mode", UPDATE_MODES) or "replace"
+    """``{content, tags?, context?, created_at?, document_id?, update_mode?}`` -> ``{id}``.
+
+    A second memory for a document in ``append`` mode raises ConflictError."""
+    f = read(body, "retain")
     memory_id = memory.retain(
-        content,
+        f["content"],
         bank=bank,
-        tags=tuple(tags or ()),
-        context=context,
-        created_at=created_at,
-        document_id=document_id,
-        update_mode=update_mode,
+        tags=tuple(f["tags"] or ()),
+        context=f["context"],
+        created_at=f["created_at"],
+        document_id=f["document_id"],
+        update_mode=f["update_mode"],
     )
     return {"id": memory_id}
 
 
 def recall(memory: Memory, bank: str, body: object) -> list[Any]:
-    """``{query, budget?, limit?, tags?, exclude_tags?, format?}`` -> strings or full hits."""
-    body = require_object(body)
-    query = req_str(body, "query")
-    limit = opt_int(body, "limit", 1, MAX_LIMIT)
-    budget = opt_int(body, "budget", 1, 1_000_000)
-    tags = opt_str_list(body, "tags")
-    exclude_tags = opt_str_list(body, "exclude_tags")
-    fmt = opt_choice(body, "format", RECALL_FORMATS) or "text"
+    """``{query, budget?, limit?, tags?, exclude_tags?, format?, min_score?}`` -> strings or
+    full hits."""
+    f = read(body, "recall")
     hits = memory.recall(
-        query,
+        f["query"],
         bank=bank,
-        limit=10 if limit is None else limit,
-        budget=budget,
-        tags=tags,
-        exclude_tags=exclude_tags,
+        limit=f["limit"],
+        budget=f["budget"],
+        tags=f["tags"],
+        exclude_tags=f["exclude_tags"],
+        min_score=f["min_score"],
     )
-    if fmt == "full":
+    if f["format"] == "full":
         return [hit_full(h) for h in hits]
     return [_attr(h, "content") for h in hits]
 
 
 def reflect(memory: Memory, bank: str, body: object) -> dict[str, Any]:
-    """``{query}`` -> ``{text}``: the best memories, cited and dated, as one block."""
-    body = require_object(body)
-    query = req_str(body, "query")
-    return {"text": memory.reflect(query, bank=bank)}
+    """``{query, min_score?}`` -> ``{text}``: the best memories, cited and dated, as one block."""
+    f = read(body, "reflect")
+    return {"text": memory.reflect(f["query"], bank=bank, min_score=f["min_score"])}
 
 
 def _where(bank: str | None) -> str:

@@ -1,0 +1,469 @@
+"""The one table of request fields: every door's checks, schemas and flags come from here.
+
+Each :class:`Field` says a field's wire name, type, limits, default, help text, the operations
+that take it and the doors that expose it. From it:
+
+- :mod:`memwire.server.ops` checks HTTP bodies, MCP arguments and CLI values (:func:`read`);
+- :mod:`memwire.server.openapi` writes the request schemas and query/path parameters;
+- :mod:`memwire.server.mcp_server` writes each tool's ``inputSchema``;
+- :mod:`memwire.cli` adds the argparse options (type, default, help, choices).
+
+The limits are the Memory layer's own constants, imported, never copied: a change there
+reaches every door. Those defined in :mod:`memwire.memory` are read on first use
+(:func:`_memory_limits`), because importing that package loads the kernel and numpy, which the
+CLI must not pay for just to build its parser (hosts run ``memwire hook`` on every prompt).
+
+The table checks types and ranges only; the Memory API does the rest (NFKC, lengths after
+normalisation, blank text, dates, tag rules), so its messages are the ones every door shows.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, NamedTuple, TypeAlias
+
+from memwire._text import (
+    MAX_BANK_CHARS,
+    MAX_CONTENT_CHARS,
+    MAX_CONTEXT_CHARS,
+    MAX_DOCUMENT_ID_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+)
+from memwire.config import DEFAULT_RECALL_TOKENS, MAX_RECALL_TOKENS
+
+__all__ = [
+    "BANK",
+    "DOORS",
+    "FIELDS",
+    "MAX_OFFSET",
+    "OPERATIONS",
+    "RECALL_FORMATS",
+    "Field",
+    "describe",
+    "field",
+    "fields_for",
+    "json_schema",
+    "markdown_table",
+]
+
+Kind = Literal["string", "integer", "number", "strings", "choice"]
+Door = Literal["http", "mcp", "cli"]
+DOORS: tuple[Door, ...] = ("http", "mcp", "cli")
+
+RECALL_FORMATS = ("text", "full")
+"""HTTP recall's answer shapes (MCP and the CLI always answer full hits)."""
+MAX_OFFSET = 2**62
+"""The largest ``offset`` of a page of memories (``Memory.memories`` accepts up to it)."""
+
+Number: TypeAlias = int | float
+Bound: TypeAlias = Number | Callable[[], Number] | None
+Length: TypeAlias = int | Callable[[], int] | None
+Choices: TypeAlias = tuple[str, ...] | Callable[[], tuple[str, ...]] | None
+
+
+class _MemoryLimits(NamedTuple):
+    recall_limit: int
+    page_limit: int
+    reembed_batch: int
+    id_chars: int
+    update_modes: tuple[str, ...]
+
+
+@functools.cache
+def _memory_limits() -> _MemoryLimits:
+    from memwire.memory.api import MAX_LIMIT, MAX_LIST_LIMIT, MAX_REEMBED_BATCH
+    from memwire.memory.items import MAX_ID_CHARS, UPDATE_MODES
+
+    return _MemoryLimits(MAX_LIMIT, MAX_LIST_LIMIT, MAX_REEMBED_BATCH, MAX_ID_CHARS, UPDATE_MODES)
+
+
+def _resolve(value: object) -> object:
+    return value() if callable(value) else value
+
+
+@dataclass(frozen=True)
+class Field:
+    """One request field. ``key`` is unique in the table; ``name`` is what the wire calls it
+    (two fields may share one, e.g. recall's ``limit`` and a page's ``limit``)."""
+
+    key: str
+    name: str
+    kind: Kind
+    help: str
+    operations: tuple[str, ...]
+    required: bool = False
+    default: str | int | None = None
+    """Applied by :func:`read` (and the CLI) when the field is absent or null."""
+    default_help: str | None = None
+    """How the default is said when the Memory layer picks it (``default`` is None then)."""
+    doors: tuple[Door, ...] = DOORS
+    flags: tuple[str, ...] = ()
+    """The CLI's option strings; empty for a positional argument."""
+    metavar: str | None = None
+    low: Bound = None
+    high: Bound = None
+    min_chars: int | None = None
+    max_chars: Length = None
+    max_items: int | None = None
+    item_max_chars: int | None = None
+    values: Choices = None
+
+    @property
+    def minimum(self) -> Number | None:
+        return _resolve(self.low)  # type: ignore[return-value]
+
+    @property
+    def maximum(self) -> Number | None:
+        return _resolve(self.high)  # type: ignore[return-value]
+
+    @property
+    def max_length(self) -> int | None:
+        return _resolve(self.max_chars)  # type: ignore[return-value]
+
+    @property
+    def choices(self) -> tuple[str, ...] | None:
+        return _resolve(self.values)  # type: ignore[return-value]
+
+
+RETAIN = ("retain",)
+RECALL = ("recall",)
+
+BANK = Field(
+    "bank",
+    "bank",
+    "string",
+    "the memory bank, without control characters",
+    (),  # every operation but listing the banks; each door places it (path, argument, --bank)
+    default="default",
+    flags=("--bank", "-b"),
+    min_chars=1,
+    max_chars=MAX_BANK_CHARS,
+)
+
+FIELDS: tuple[Field, ...] = (
+    Field(
+        "content",
+        "content",
+        "string",
+        "the memory text; secrets are redacted before it is stored",
+        RETAIN,
+        required=True,
+        min_chars=1,
+        max_chars=MAX_CONTENT_CHARS,
+    ),
+    Field(
+        "tags",
+        "tags",
+        "strings",
+        "labels to filter recall by",
+        RETAIN,
+        flags=("--tag", "-t"),
+        metavar="TAG",
+        max_items=MAX_TAGS,
+        item_max_chars=MAX_TAG_CHARS,
+    ),
+    Field(
+        "context",
+        "context",
+        "string",
+        "where the memory comes from; indexed with it, redacted",
+        RETAIN,
+        flags=("--context",),
+        max_chars=MAX_CONTEXT_CHARS,
+    ),
+    Field(
+        "created_at",
+        "created_at",
+        "string",
+        "when it happened: an ISO 8601 date or datetime, stored as UTC",
+        RETAIN,
+        default_help="now",
+        flags=("--created-at",),
+    ),
+    Field(
+        "document_id",
+        "document_id",
+        "string",
+        "upsert key: this memory becomes the document's current revision (see update_mode)",
+        RETAIN,
+        flags=("--document-id",),
+        max_chars=MAX_DOCUMENT_ID_CHARS,
+    ),
+    Field(
+        "update_mode",
+        "update_mode",
+        "choice",
+        "with document_id: replace the document's previous memory, or refuse a second one "
+        "with a conflict (append)",
+        RETAIN,
+        default="replace",
+        flags=("--update-mode",),
+        metavar="MODE",
+        values=lambda: _memory_limits().update_modes,
+    ),
+    Field(
+        "query",
+        "query",
+        "string",
+        "what to look for",
+        ("recall", "reflect"),
+        required=True,
+        min_chars=1,
+        max_chars=MAX_QUERY_CHARS,
+    ),
+    Field(
+        "limit",
+        "limit",
+        "integer",
+        "at most this many memories",
+        RECALL,
+        default=10,
+        flags=("--limit", "-n"),
+        low=1,
+        high=lambda: _memory_limits().recall_limit,
+    ),
+    Field(
+        "budget",
+        "budget",
+        "integer",
+        "token budget of the content returned; the top hit is truncated rather than dropped",
+        RECALL,
+        default_help=f"the bank's recall_max_tokens, else {DEFAULT_RECALL_TOKENS}",
+        flags=("--budget",),
+        low=1,
+        high=MAX_RECALL_TOKENS,
+    ),
+    Field(
+        "filter_tags",
+        "tags",
+        "strings",
+        "only memories with at least one of these tags",
+        RECALL,
+        flags=("--tag", "-t"),
+        metavar="TAG",
+        max_items=MAX_TAGS,
+        item_max_chars=MAX_TAG_CHARS,
+    ),
+    Field(
+        "exclude_tags",
+        "exclude_tags",
+        "strings",
+        "no memory with any of these tags",
+        RECALL,
+        flags=("--exclude-tag",),
+        metavar="TAG",
+        max_items=MAX_TAGS,
+        item_max_chars=MAX_TAG_CHARS,
+    ),
+    Field(
+        "format",
+        "format",
+        "choice",
+        "text: an array of strings; full: hit objects with id, score, created_at, content, tags",
+        RECALL,
+        default="text",
+        doors=("http",),
+        values=RECALL_FORMATS,
+    ),
+    Field(
+        "min_score",
+        "min_score",
+        "number",
+        "drop memories whose fused score is below it, so a query with nothing relevant finds "
+        "nothing; scores run up to about 0.03 with the default fusion_weights",
+        ("recall", "reflect"),
+        default_help="no floor",
+        flags=("--min-score",),
+        metavar="SCORE",
+        low=0,
+    ),
+    Field(
+        "id",
+        "id",
+        "string",
+        "the memory id",
+        ("get", "forget"),
+        required=True,
+        min_chars=1,
+        max_chars=lambda: _memory_limits().id_chars,
+    ),
+    Field(
+        "page_limit",
+        "limit",
+        "integer",
+        "page size",
+        ("memories",),
+        default=50,
+        doors=("http", "cli"),
+        flags=("--limit", "-n"),
+        low=1,
+        high=lambda: _memory_limits().page_limit,
+    ),
+    Field(
+        "offset",
+        "offset",
+        "integer",
+        "skip this many memories (newest first)",
+        ("memories",),
+        default=0,
+        doors=("http", "cli"),
+        flags=("--offset",),
+        low=0,
+        high=MAX_OFFSET,
+    ),
+    Field(
+        "batch",
+        "batch",
+        "integer",
+        "memories per batch (each batch is committed as it goes)",
+        ("reembed",),
+        default=1000,
+        doors=("cli",),
+        flags=("--batch",),
+        low=1,
+        high=lambda: _memory_limits().reembed_batch,
+    ),
+)
+
+OPERATIONS: dict[str, tuple[Door, ...]] = {
+    "retain": DOORS,
+    "recall": DOORS,
+    "reflect": DOORS,
+    "get": DOORS,
+    "forget": DOORS,
+    "memories": ("http", "cli"),
+    "stats": ("http", "cli"),
+    "banks": ("http", "cli"),
+    "delete_bank": ("http", "cli"),
+    "config_get": DOORS,
+    "config_put": ("http", "cli"),
+    "reembed": ("cli",),
+}
+"""Every operation and the doors that offer it (all but ``banks`` also take :data:`BANK`)."""
+
+
+_BY_KEY = {f.key: f for f in (BANK, *FIELDS)}
+
+
+def field(key: str) -> Field:
+    """The field whose :attr:`Field.key` is ``key``."""
+    return _BY_KEY[key]
+
+
+@functools.cache
+def fields_for(operation: str, door: Door | None = None) -> tuple[Field, ...]:
+    """The fields ``operation`` takes, at ``door`` (every door's when None), in table order."""
+    if operation not in OPERATIONS:
+        raise KeyError(f"no operation {operation!r}")
+    return tuple(
+        f for f in FIELDS if operation in f.operations and (door is None or door in f.doors)
+    )
+
+
+# -- renderings --------------------------------------------------------------------------------
+
+
+def _number(value: Number) -> str:
+    return f"{value:,}" if isinstance(value, int) else repr(value)
+
+
+def limits_text(field: Field) -> str:
+    """The limits in words: ``1 to 100``, ``at most 32 tags of up to 64 characters``."""
+    if field.kind in ("integer", "number"):
+        low, high = field.minimum, field.maximum
+        if low is not None and high is not None and high < MAX_OFFSET:
+            return f"{_number(low)} to {_number(high)}"
+        if low is not None:
+            return f"at least {_number(low)}"
+        return ""
+    if field.kind == "choice":
+        return "one of " + ", ".join(field.choices or ())
+    if field.kind == "strings":
+        return f"at most {field.max_items} of up to {field.item_max_chars} characters each"
+    high_chars = field.max_length
+    return f"up to {high_chars:,} characters" if high_chars is not None else ""
+
+
+def default_text(field: Field) -> str:
+    if isinstance(field.default, str):
+        return f"default {field.default!r}"
+    if field.default is not None:
+        return f"default {field.default}"
+    if field.default_help is not None:
+        return f"default: {field.default_help}"
+    return ""
+
+
+def describe(field: Field, *, with_default: bool = True) -> str:
+    """The help text every door shows: what it is, then its limits and default."""
+    said = (limits_text(field), default_text(field) if with_default else "")
+    extra = "; ".join(p for p in said if p)
+    return f"{field.help} ({extra})" if extra else field.help
+
+
+_JSON_TYPES = {"string": "string", "integer": "integer", "number": "number", "choice": "string"}
+
+
+def json_schema(field: Field, *, nullable: bool = False) -> dict[str, object]:
+    """The JSON Schema of ``field``; ``nullable`` admits null (HTTP: null means absent)."""
+    schema: dict[str, object]
+    if field.kind == "strings":
+        items: dict[str, object] = {"type": "string"}
+        if field.item_max_chars is not None:
+            items["maxLength"] = field.item_max_chars
+        schema = {"type": "array", "items": items}
+        if field.max_items is not None:
+            schema["maxItems"] = field.max_items
+    else:
+        schema = {"type": _JSON_TYPES[field.kind]}
+    if field.kind == "choice":
+        schema["enum"] = list(field.choices or ())
+    if field.min_chars is not None:
+        schema["minLength"] = field.min_chars
+    if field.max_length is not None:
+        schema["maxLength"] = field.max_length
+    if field.minimum is not None:
+        schema["minimum"] = field.minimum
+    if field.maximum is not None:
+        schema["maximum"] = field.maximum
+    if field.default is not None:
+        schema["default"] = field.default
+    if nullable:
+        schema["type"] = [schema["type"], "null"]
+        if "enum" in schema:
+            schema["enum"] = [*(field.choices or ()), None]
+    schema["description"] = describe(field)
+    return schema
+
+
+def markdown_table() -> str:
+    """The table as Markdown, as docs/serving.md shows it (a test keeps the two equal)."""
+    rows = [
+        "| Field | Type | Limits | Default | Operations | Doors | CLI | What it is |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    kinds = {"strings": "array of strings", "choice": "string"}
+    for f in (BANK, *FIELDS):
+        if "cli" not in f.doors:
+            cli = "-"
+        elif f.flags:
+            cli = ", ".join(f"`{flag}`" for flag in f.flags)
+        else:
+            cli = "argument"
+        default = f"`{f.default}`" if f.default is not None else f.default_help or "-"
+        cells = [
+            f"`{f.name}`",
+            kinds.get(f.kind, f.kind) + (" (required)" if f.required else ""),
+            limits_text(f) or "-",
+            default,
+            ", ".join(f.operations) if f.operations else "all but `banks`",
+            ", ".join(d.upper() for d in f.doors),
+            cli,
+            f.help,
+        ]
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
