@@ -4,8 +4,9 @@
     python scripts/build_pure_wheel.py [--out dist]
 
 It is the fallback for platforms without a platform wheel: the same package, the pure kernel
-only (``memwire.backend_info()`` then reports python). Metadata comes from pyproject.toml, so
-the two kinds of wheel never disagree on version or dependencies.
+only (``memwire.backend_info()`` then reports python). Metadata comes from pyproject.toml and
+the version from rust/Cargo.toml (the one version source, as for maturin's wheels), so the two
+kinds of wheel never disagree on version or dependencies.
 """
 
 from __future__ import annotations
@@ -22,6 +23,12 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "python"
 
 
+def version() -> str:
+    """The package version: rust/Cargo.toml's ``[workspace.package] version``."""
+    cargo = tomllib.loads((ROOT / "rust" / "Cargo.toml").read_text(encoding="utf-8"))
+    return str(cargo["workspace"]["package"]["version"])
+
+
 def _record_hash(data: bytes) -> str:
     digest = hashlib.sha256(data).digest()
     return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
@@ -31,11 +38,12 @@ def metadata(project: dict) -> str:
     lines = [
         "Metadata-Version: 2.1",
         f"Name: {project['name']}",
-        f"Version: {project['version']}",
+        f"Version: {version()}",
         f"Summary: {project['description']}",
         f"Requires-Python: {project['requires-python']}",
         f"License: {project['license']['text']}",
     ]
+    lines += [f"Classifier: {c}" for c in project.get("classifiers", [])]
     lines += [f"Requires-Dist: {dep.split('#')[0].strip()}" for dep in project["dependencies"]]
     for extra, deps in project.get("optional-dependencies", {}).items():
         lines.append(f"Provides-Extra: {extra}")
@@ -46,8 +54,8 @@ def metadata(project: dict) -> str:
 
 def build(out: Path) -> Path:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    name, version = project["name"], project["version"]
-    dist_info = f"{name}-{version}.dist-info"
+    name, ver = project["name"], version()
+    dist_info = f"{name}-{ver}.dist-info"
     files: dict[str, bytes] = {}
     for path in sorted((SOURCE / name).rglob("*")):
         rel = path.relative_to(SOURCE).as_posix()
@@ -69,7 +77,7 @@ def build(out: Path) -> Path:
     record += f"{dist_info}/RECORD,,\n"
     files[f"{dist_info}/RECORD"] = record.encode()
     out.mkdir(parents=True, exist_ok=True)
-    wheel = out / f"{name}-{version}-py3-none-any.whl"
+    wheel = out / f"{name}-{ver}-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for rel, data in files.items():
             zf.writestr(rel, data)
