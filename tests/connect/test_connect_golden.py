@@ -16,10 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memwire.connect import connect, list_hosts
+from memwire.connect import connect, host_names, list_hosts
 
 GOLDEN = Path(__file__).resolve().parent / "golden.json"
-HOSTS = ["claude", "codex", "cursor", "gemini"]
 BASE = ["/opt/memwire/bin/memwire"]
 _STAMP = re.compile(r"\.memwire-backup-\d{8}T\d{6}\d{6}Z")
 
@@ -162,21 +161,22 @@ def _scenario(home: Path, steps: list[Callable[[], list[Any]]]) -> dict[str, Any
 def compute(root: Path) -> dict[str, Any]:
     """Every scenario's reports and resulting files (paths relative to the fake HOME)."""
     out: dict[str, Any] = {}
+    hosts = host_names()  # every registered host
     with _clean_env():
         home = root / "fresh"
         home.mkdir()
         out["fresh"] = _scenario(
             home,
             [
-                lambda: connect(HOSTS, home=home, base=BASE, skill=True),
-                lambda: connect(HOSTS, home=home, base=BASE, skill=True),  # changes nothing
-                lambda: connect(HOSTS, home=home, uninstall=True),
+                lambda: connect(hosts, home=home, base=BASE, skill=True),
+                lambda: connect(hosts, home=home, base=BASE, skill=True),  # changes nothing
+                lambda: connect(hosts, home=home, uninstall=True),
             ],
         )
         home = root / "quoting"
         home.mkdir()
         odd = ["/opt/My Tools/py'thon 3", "-m", "memwire"]
-        out["quoting"] = _scenario(home, [lambda: connect(HOSTS, home=home, base=odd)])
+        out["quoting"] = _scenario(home, [lambda: connect(hosts, home=home, base=odd)])
         home = root / "existing"
         home.mkdir()
         _seed_existing(home)
@@ -184,7 +184,7 @@ def compute(root: Path) -> dict[str, Any]:
             home,
             [
                 lambda: connect(None, home=home, base=BASE),  # every host found
-                lambda: connect(HOSTS, home=home, uninstall=True),
+                lambda: connect(hosts, home=home, uninstall=True),
             ],
         )
         home = root / "foreign"
@@ -193,13 +193,13 @@ def compute(root: Path) -> dict[str, Any]:
         out["foreign"] = _scenario(
             home,
             [
-                lambda: connect(HOSTS, home=home, base=BASE),
-                lambda: connect(HOSTS, home=home, uninstall=True),
+                lambda: connect(hosts, home=home, base=BASE),
+                lambda: connect(hosts, home=home, uninstall=True),
             ],
         )
         home = root / "absent"
         home.mkdir()
-        out["absent"] = _scenario(home, [lambda: connect(HOSTS, home=home, uninstall=True)])
+        out["absent"] = _scenario(home, [lambda: connect(hosts, home=home, uninstall=True)])
     return out
 
 

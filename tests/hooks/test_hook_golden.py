@@ -237,7 +237,7 @@ def _private_home(root: Path) -> Iterator[Path]:
 
 def _runs(root: Path) -> dict[str, Any]:
     """Every host x event through ``run_hook`` in-process, on a seeded store."""
-    from memwire.hooks.events import EVENTS, HOSTS, run_hook
+    from memwire.hooks.events import EVENTS, host_choices, run_hook
     from memwire.memory import Memory
 
     repo = root / "web"
@@ -258,7 +258,7 @@ def _runs(root: Path) -> dict[str, Any]:
                 bank="acme/web",
                 created_at="2026-08-02",
             )
-        for host in (*HOSTS, None):
+        for host in (*host_choices(), None):
             for event in EVENTS:
                 transcript = root / f"{host}-{event}.jsonl"
                 shutil.copy(FIXTURES / "claude_transcript.jsonl", transcript)
@@ -278,10 +278,16 @@ def _runs(root: Path) -> dict[str, Any]:
 
 
 def compute(root: Path) -> dict[str, Any]:
-    from memwire.hooks.events import EVENTS, HOSTS, canonical_event, detect_host, format_output
+    from memwire.hooks.events import (
+        EVENTS,
+        canonical_event,
+        detect_host,
+        format_output,
+        host_choices,
+    )
     from memwire.hooks.events import parse_input as parse
 
-    out: dict[str, Any] = {"hosts": list(HOSTS), "events": list(EVENTS)}
+    out: dict[str, Any] = {"hosts": list(host_choices()), "events": list(EVENTS)}
     out["canonical"] = {name: canonical_event(name) for name in EVENT_NAMES}
     parsed: dict[str, Any] = {}
     for name, text in _fixture_payloads().items():
@@ -296,7 +302,7 @@ def compute(root: Path) -> dict[str, Any]:
     block = '<memwire-recall bank="b" source="prompt">\nx & "y"\n</memwire-recall>'
     out["output"] = {
         f"{host}/{event}/{'block' if b else 'empty'}": format_output(host, event, b)
-        for host in HOSTS
+        for host in host_choices()
         for event in EVENTS
         for b in ("", block)
     }

@@ -12,12 +12,12 @@ __all__ = ["register"]
 
 
 def register(commands: Any) -> None:
-    from memwire.connect.hosts import host_names
+    from memwire.hosts import HOSTS
 
-    names = host_names()
+    names = list(HOSTS)
     p = commands.add_parser(
         "connect",
-        help="wire memwire into Claude Code, Codex, Cursor, Gemini CLI",
+        help="wire memwire into " + ", ".join(h.label for h in HOSTS.values()),
         description="Write memwire's hook entries and MCP server entry into each host's "
         "config (all hosts found under your home when none is named). Idempotent: a second "
         "run changes nothing. Every edited file is backed up beside itself first "

@@ -14,24 +14,25 @@ from memwire.cli._common import EXIT_OK, EXIT_UNHEALTHY, add_common, db_path, em
 
 __all__ = ["register"]
 
-_EVENTS = ("session-start", "prompt", "stop", "pre-compact", "session-end")
-
 
 def register(commands: Any) -> None:
+    from memwire.hosts import EVENTS, HOSTS, PLAIN
+
+    labels = [h.label for h in HOSTS.values()]
     p = commands.add_parser(
         "hook",
         help="run an agent-host hook (reads the host's JSON on stdin)",
-        description="Run by Claude Code, Codex, Cursor or Gemini CLI at a lifecycle event: "
+        description=f"Run by {', '.join(labels[:-1])} or {labels[-1]} at a lifecycle event: "
         "prompt and session-start print the memories to inject; stop, pre-compact and "
         "session-end retain the new part of the transcript. Never fails the host: errors go "
         "to the hooks log and the exit code is 0; writes that cannot be delivered are spooled "
         "and delivered by a later run. 'status' shows the spool and the last failures; "
         "'drain' delivers the spool now.",
     )
-    p.add_argument("event", choices=(*_EVENTS, "status", "drain"), help="the event")
+    p.add_argument("event", choices=(*EVENTS, "status", "drain"), help="the event")
     p.add_argument(
         "--host",
-        choices=("claude", "codex", "cursor", "gemini", "plain"),
+        choices=(*HOSTS, PLAIN),
         default=None,
         help="the host's output format (default: guessed from the payload)",
     )

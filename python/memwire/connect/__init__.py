@@ -1,17 +1,16 @@
 """``memwire connect``: write memwire's hooks, MCP server and skill into agent hosts' configs.
 
-Hosts: Claude Code, Codex, Cursor and Gemini CLI (:mod:`memwire.connect.hosts` lists where
-each keeps its config and the docs each format was checked against). See
-:mod:`memwire.connect.wire` for the rules (idempotent, backups, malformed configs refused,
-foreign entries never touched) and docs/hosts.md for what each host gets.
+The hosts, where each keeps its config and what goes in it, are :mod:`memwire.hosts` (one file
+per host). See :mod:`memwire.connect.wire` for the rules (idempotent, backups, malformed
+configs refused, foreign entries never touched) and docs/hosts.md for what each host gets.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from memwire.connect.hosts import HOSTS, Host, host_names
 from memwire.connect.wire import HostReport, connect_host, hosts_for, inspect_host
+from memwire.hosts import HOSTS, Host, host_names
 
 __all__ = ["HOSTS", "Host", "HostReport", "connect", "host_names", "list_hosts"]
 

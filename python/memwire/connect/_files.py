@@ -13,20 +13,27 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "TOML_BEGIN",
     "TOML_END",
     "Malformed",
     "backup",
     "load_json",
     "load_toml_text",
+    "toml_begin",
+    "toml_block",
     "toml_parse",
+    "toml_without_block",
     "write_text",
 ]
 
-TOML_BEGIN = (
-    "# >>> memwire (written by `memwire connect`; `memwire connect codex --uninstall` removes it)"
-)
 TOML_END = "# <<< memwire"
+
+
+def toml_begin(host: str) -> str:
+    """The line that opens memwire's managed block in ``host``'s TOML config."""
+    return (
+        f"# >>> memwire (written by `memwire connect`; `memwire connect {host} --uninstall` "
+        "removes it)"
+    )
 
 
 class Malformed(Exception):
@@ -113,16 +120,17 @@ def dump_json(value: dict[str, Any]) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
 
-_BLOCK = re.compile(
-    r"(?:(?<=\n)\n)?" + re.escape(TOML_BEGIN) + r".*?" + re.escape(TOML_END) + r"\n?", re.S
-)
+def _block(begin: str) -> re.Pattern[str]:
+    return re.compile(
+        r"(?:(?<=\n)\n)?" + re.escape(begin) + r".*?" + re.escape(TOML_END) + r"\n?", re.S
+    )
 
 
-def toml_without_block(text: str) -> str:
-    """``text`` without memwire's managed block."""
-    return _BLOCK.sub("", text)
+def toml_without_block(text: str, begin: str) -> str:
+    """``text`` without memwire's managed block (the one opened by ``begin``)."""
+    return _block(begin).sub("", text)
 
 
-def toml_block(text: str) -> str | None:
-    match = _BLOCK.search(text)
+def toml_block(text: str, begin: str) -> str | None:
+    match = _block(begin).search(text)
     return match.group(0) if match else None

@@ -3,13 +3,16 @@
 Rules:
 
 - An entry is *ours* when its command runs ``memwire hook`` (hooks) or ``memwire mcp`` (the MCP
-  server named ``memwire``); Codex's MCP table is ours when it sits between memwire's markers.
+  server named ``memwire``); a TOML MCP table is ours when it sits between memwire's markers.
   Only our entries are ever changed or removed; a foreign ``memwire`` MCP entry is reported and
   left alone.
 - Every file is parsed strictly before anything is written; when one of a host's files does
   not parse, nothing of that host is written.
 - A file is written only when its content changes (so a second run writes nothing), after a
   timestamped backup beside it, by an atomic replace.
+
+What each host's files are and look like comes from :mod:`memwire.hosts`; nothing here names a
+host.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from typing import Any
 
 from memwire.connect import _files
 from memwire.connect._files import Malformed
-from memwire.connect.hosts import HOSTS, HookSpec, Host
+from memwire.hosts import HOSTS, Host
+from memwire.hosts.base import HookSpec
 
 __all__ = ["HostReport", "base_command", "connect_host", "inspect_host", "skill_text"]
 
@@ -102,7 +106,7 @@ def _is_our_mcp(entry: object) -> bool:
 
 
 def mcp_entry(host: Host, base: list[str]) -> dict[str, Any]:
-    entry: dict[str, Any] = {"type": "stdio"} if host.mcp_stdio_type else {}
+    entry: dict[str, Any] = {"type": "stdio"} if host.mcp.stdio_type else {}
     entry["command"] = base[0]
     entry["args"] = [*base[1:], "mcp"]
     return entry
@@ -125,14 +129,14 @@ def skill_text() -> str:
 
 def _hook_item(host: Host, spec: HookSpec, base: list[str]) -> dict[str, Any]:
     command = hook_command(host, spec.event, base)
-    if host.hooks_style == "flat":
+    if host.hooks.style == "flat":
         return {"command": command}
     item: dict[str, Any] = {"type": "command", "command": command}
-    if host.name == "gemini":
+    if host.hooks.named:
         item = {"name": f"memwire-{spec.event}", **item}
-    if host.timeout_unit == "s":
+    if host.hooks.timeout_unit == "s":
         item["timeout"] = spec.timeout
-    elif host.timeout_unit == "ms":
+    elif host.hooks.timeout_unit == "ms":
         item["timeout"] = spec.timeout * 1000
     return item
 
@@ -145,22 +149,22 @@ def _entries_of(host: Host, groups: object) -> list[dict[str, Any]]:
     for group in groups:
         if not isinstance(group, dict):
             continue
-        if host.hooks_style == "flat":
+        if host.hooks.style == "flat":
             out.append(group)
         elif isinstance(group.get("hooks"), list):
             out.extend(h for h in group["hooks"] if isinstance(h, dict))
     return out
 
 
-def _hooks_table(config: dict[str, Any]) -> dict[str, Any] | None:
-    table = config.get("hooks")
+def _hooks_table(host: Host, config: dict[str, Any]) -> dict[str, Any] | None:
+    table = config.get(host.hooks.table)
     return table if isinstance(table, dict) else None
 
 
 def hooks_status(host: Host, config: dict[str, Any] | None) -> dict[str, bool]:
-    table = _hooks_table(config or {}) or {}
+    table = _hooks_table(host, config or {}) or {}
     status = {}
-    for spec in host.hooks:
+    for spec in host.hooks.specs:
         status[spec.host_event] = any(
             _our_event(item.get("command")) == spec.event
             for item in _entries_of(host, table.get(spec.host_event))
@@ -174,7 +178,7 @@ def _remove_ours(host: Host, table: dict[str, Any], event_key: str) -> None:
         return
     kept: list[Any] = []
     for group in groups:
-        if host.hooks_style == "flat":
+        if host.hooks.style == "flat":
             if isinstance(group, dict) and _our_event(group.get("command")):
                 continue
             kept.append(group)
@@ -201,19 +205,20 @@ def apply_hooks(
 ) -> dict[str, Any]:
     """A copy of ``config`` with our hook entries set (or removed)."""
     new = copy.deepcopy(config)
-    if host.hooks_style == "flat":
-        new.setdefault("version", 1)
-    table = _hooks_table(new)
+    for name, value in host.hooks.file_defaults.items():
+        new.setdefault(name, value)
+    key = host.hooks.table
+    table = _hooks_table(host, new)
     if table is None:
-        if "hooks" in new:
-            raise Malformed(f"'hooks' in the {host.label} config is not an object")
+        if key in new:
+            raise Malformed(f"'{key}' in the {host.label} config is not an object")
         if uninstall:
             return new
-        table = new["hooks"] = {}
-    for spec in host.hooks:
+        table = new[key] = {}
+    for spec in host.hooks.specs:
         current = table.get(spec.host_event)
         if current is not None and not isinstance(current, list):
-            raise Malformed(f"hooks.{spec.host_event} in the {host.label} config is not a list")
+            raise Malformed(f"{key}.{spec.host_event} in the {host.label} config is not a list")
         want = _hook_item(host, spec, base)
         items = _entries_of(host, current)
         if not uninstall and any(item == want for item in items):
@@ -221,18 +226,18 @@ def apply_hooks(
         _remove_ours(host, table, spec.host_event)
         if uninstall:
             continue
-        group: dict[str, Any] = want if host.hooks_style == "flat" else {"hooks": [want]}
+        group: dict[str, Any] = want if host.hooks.style == "flat" else {"hooks": [want]}
         table.setdefault(spec.host_event, []).append(group)
-    if uninstall and not table and "hooks" in config and config["hooks"] != {}:
-        del new["hooks"]
+    if uninstall and not table and key in config and config[key] != {}:
+        del new[key]
     return new
 
 
 # -- MCP ---------------------------------------------------------------------------------------
 
 
-def mcp_status_json(config: dict[str, Any] | None) -> str:
-    servers = (config or {}).get("mcpServers")
+def mcp_status_json(host: Host, config: dict[str, Any] | None) -> str:
+    servers = (config or {}).get(host.mcp.table)
     if not isinstance(servers, dict) or MCP_NAME not in servers:
         return "missing"
     return "wired" if _is_our_mcp(servers[MCP_NAME]) else "foreign"
@@ -241,11 +246,12 @@ def mcp_status_json(config: dict[str, Any] | None) -> str:
 def apply_mcp_json(
     host: Host, config: dict[str, Any], base: list[str], uninstall: bool
 ) -> dict[str, Any]:
+    key = host.mcp.table
     new = copy.deepcopy(config)
-    servers = new.get("mcpServers")
+    servers = new.get(key)
     if servers is not None and not isinstance(servers, dict):
-        raise Malformed(f"'mcpServers' in {host.mcp_path(Path('~'))} is not an object")
-    state = mcp_status_json(new)
+        raise Malformed(f"'{key}' in {host.mcp_path(Path('~'))} is not an object")
+    state = mcp_status_json(host, new)
     if state == "foreign":
         return new  # never overwrite an entry memwire did not write
     if uninstall:
@@ -253,14 +259,14 @@ def apply_mcp_json(
             del servers[MCP_NAME]
             if (
                 not servers
-                and "mcpServers" in config
-                and config["mcpServers"] == {MCP_NAME: config["mcpServers"].get(MCP_NAME)}
+                and key in config
+                and config[key] == {MCP_NAME: config[key].get(MCP_NAME)}
             ):
-                del new["mcpServers"]
+                del new[key]
         return new
     want = mcp_entry(host, base)
     if servers is None:
-        servers = new["mcpServers"] = {}
+        servers = new[key] = {}
     if servers.get(MCP_NAME) != want:
         servers[MCP_NAME] = want
     return new
@@ -271,37 +277,40 @@ def _toml_string(value: str) -> str:
     return f'"{escaped}"'
 
 
-def mcp_status_toml(text: str | None) -> str:
+def mcp_status_toml(host: Host, text: str | None) -> str:
     if text is None:
         return "missing"
     parsed = _files.toml_parse(text)
-    servers = (parsed or {}).get("mcp_servers")
-    has_block = _files.toml_block(text) is not None
+    servers = (parsed or {}).get(host.mcp.table)
+    has_block = _files.toml_block(text, _files.toml_begin(host.name)) is not None
     if parsed is None:  # no TOML parser: judge by the markers and a header search
         if has_block:
             return "wired"
-        return "foreign" if re.search(r"^\s*\[mcp_servers\.memwire\]", text, re.M) else "missing"
+        header = re.escape(f"[{host.mcp.table}.{MCP_NAME}]")
+        return "foreign" if re.search(r"^\s*" + header, text, re.M) else "missing"
     if not isinstance(servers, dict) or MCP_NAME not in servers:
         return "missing"
     return "wired" if has_block and _is_our_mcp(servers[MCP_NAME]) else "foreign"
 
 
 def apply_mcp_toml(host: Host, text: str | None, base: list[str], uninstall: bool) -> str | None:
-    """The new config.toml text (None: leave the file as it is / do not create it)."""
+    """The new TOML config text (None: leave the file as it is / do not create it)."""
     current = text or ""
-    state = mcp_status_toml(text)
+    state = mcp_status_toml(host, text)
     if state == "foreign":
         return text
-    stripped = _files.toml_without_block(current)
+    begin = _files.toml_begin(host.name)
+    stripped = _files.toml_without_block(current, begin)
     if uninstall:
         return stripped if text is not None and stripped != current else text
     entry = mcp_entry(host, base)
     args = ", ".join(_toml_string(a) for a in entry["args"])
+    header = f"[{host.mcp.table}.{MCP_NAME}]"
     block = (
-        f"{_files.TOML_BEGIN}\n[mcp_servers.{MCP_NAME}]\n"
+        f"{begin}\n{header}\n"
         f"command = {_toml_string(entry['command'])}\nargs = [{args}]\n{_files.TOML_END}\n"
     )
-    if _files.toml_block(current) == block:
+    if _files.toml_block(current, begin) == block:
         return text
     prefix = stripped
     if prefix and not prefix.endswith("\n"):
@@ -312,9 +321,7 @@ def apply_mcp_toml(host: Host, text: str | None, base: list[str], uninstall: boo
     try:
         _files.toml_parse(new)
     except Malformed as exc:
-        raise Malformed(
-            f"adding [mcp_servers.{MCP_NAME}] would break config.toml ({exc})"
-        ) from None
+        raise Malformed(f"adding {header} would break {host.paths.mcp_file} ({exc})") from None
     return new
 
 
@@ -327,16 +334,16 @@ def inspect_host(host: Host, home: Path) -> HostReport:
     try:
         hooks_cfg = _files.load_json(host.hooks_path(home))
         report.hooks = hooks_status(host, hooks_cfg)
-        if host.mcp_style == "json":
-            report.mcp = mcp_status_json(_files.load_json(host.mcp_path(home)))
+        if host.mcp.style == "json":
+            report.mcp = mcp_status_json(host, _files.load_json(host.mcp_path(home)))
         else:
-            report.mcp = mcp_status_toml(_files.load_toml_text(host.mcp_path(home)))
+            report.mcp = mcp_status_toml(host, _files.load_toml_text(host.mcp_path(home)))
     except Malformed as exc:
         report.error = str(exc)
-        report.hooks = {spec.host_event: False for spec in host.hooks}
+        report.hooks = {spec.host_event: False for spec in host.hooks.specs}
     report.skill = host.skill_path(home).is_file()
     wired = sum(report.hooks.values()) + (report.mcp == "wired")
-    total = len(host.hooks) + 1
+    total = len(host.hooks.specs) + 1
     if wired == total:
         report.state = "wired"
     elif wired:
@@ -365,10 +372,10 @@ def connect_host(
         hooks_path = host.hooks_path(home)
         mcp_path = host.mcp_path(home)
         hooks_cfg = _files.load_json(hooks_path)
-        # The hooks and the MCP entry may share one file (Gemini's settings.json).
+        # The hooks and the MCP entry may share one file (a host with one settings file).
         same = hooks_path == mcp_path
         new_hooks = apply_hooks(host, hooks_cfg or {}, base, uninstall)
-        if host.mcp_style == "json":
+        if host.mcp.style == "json":
             mcp_cfg = new_hooks if same else (_files.load_json(mcp_path) or {})
             before_mcp = (hooks_cfg or {}) if same else (_files.load_json(mcp_path) or {})
             new_mcp = apply_mcp_json(host, mcp_cfg, base, uninstall)

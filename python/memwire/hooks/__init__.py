@@ -1,9 +1,9 @@
 """Agent-host hooks: prompt-time recall and transcript capture that never loses a write.
 
-``memwire hook <event>`` (see :mod:`memwire.hooks.events`) is what Claude Code, Codex, Cursor
-and Gemini CLI run at their lifecycle events; ``memwire connect`` (:mod:`memwire.connect`)
-writes those hook entries into their configs. :func:`hook_health` is what ``memwire doctor``
-shows about them: spool depth and the last failures.
+``memwire hook <event>`` (see :mod:`memwire.hooks.events`) is what the agent hosts
+(:mod:`memwire.hosts`) run at their lifecycle events; ``memwire connect``
+(:mod:`memwire.connect`) writes those hook entries into their configs. :func:`hook_health` is
+what ``memwire doctor`` shows about them: spool depth and the last failures.
 
 Importing this package is cheap; nothing here loads a kernel or opens a store until a hook runs.
 """

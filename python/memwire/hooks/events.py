@@ -1,17 +1,17 @@
 """``memwire hook <event>``: what each host lifecycle event does.
 
-=================  ==========================================  ===============================
-event              host names                                  what memwire does
-=================  ==========================================  ===============================
-``session-start``  SessionStart, sessionStart                  inject the project's recent
-                                                               memories; drain the spool
-``prompt``         UserPromptSubmit, BeforeAgent,              inject the memories relevant to
-                   beforeSubmitPrompt                          the prompt (bounded in time)
-``stop``           Stop, AfterAgent, stop                      retain the new exchanges of the
-                                                               transcript; drain the spool
-``pre-compact``    PreCompact, PreCompress, preCompact         same as stop
-``session-end``    SessionEnd, sessionEnd                      same as stop
-=================  ==========================================  ===============================
+=================  ==============================================================
+event              what memwire does
+=================  ==============================================================
+``session-start``  inject the project's recent memories; drain the spool
+``prompt``         inject the memories relevant to the prompt (bounded in time)
+``stop``           retain the new exchanges of the transcript; drain the spool
+``pre-compact``    same as stop
+``session-end``    same as stop
+=================  ==============================================================
+
+Each host's names for these events, the fields of its payload, how it is recognised and what
+it expects on stdout are :mod:`memwire.hosts`; nothing here names a host.
 
 Rules every event follows: the host's JSON arrives on stdin; the only thing printed on stdout
 is what the host should inject (in the host's format), or nothing; errors go to the hooks log
@@ -32,50 +32,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from memwire import hosts
 from memwire.hooks import _log, _paths, spool
 from memwire.hooks.bank import resolve_bank
 from memwire.hooks.block import MAX_BLOCK_BYTES, MAX_ENTRIES, build_block
 from memwire.hooks.client import Client, Rejected, Unavailable, open_client
 from memwire.hooks.transcript import chunk_exchange, read_exchanges
+from memwire.hosts import EVENTS
 
 __all__ = [
     "EVENTS",
-    "HOSTS",
     "HookInput",
     "HookResult",
     "canonical_event",
     "detect_host",
+    "host_choices",
     "parse_input",
     "run_hook",
 ]
-
-EVENTS = ("session-start", "prompt", "stop", "pre-compact", "session-end")
-HOSTS = ("claude", "codex", "cursor", "gemini", "plain")
-_ALIASES = {
-    "session-start": "session-start",
-    "sessionstart": "session-start",
-    "prompt": "prompt",
-    "userpromptsubmit": "prompt",
-    "user-prompt-submit": "prompt",
-    "beforeagent": "prompt",
-    "beforesubmitprompt": "prompt",
-    "stop": "stop",
-    "afteragent": "stop",
-    "pre-compact": "pre-compact",
-    "precompact": "pre-compact",
-    "precompress": "pre-compact",
-    "session-end": "session-end",
-    "sessionend": "session-end",
-}
-# The event name each host expects back in hookSpecificOutput.
-_HOST_EVENT = {
-    ("claude", "prompt"): "UserPromptSubmit",
-    ("claude", "session-start"): "SessionStart",
-    ("codex", "prompt"): "UserPromptSubmit",
-    ("codex", "session-start"): "SessionStart",
-    ("gemini", "prompt"): "BeforeAgent",
-    ("gemini", "session-start"): "SessionStart",
-}
 EXCLUDED_TAGS = ("transcript", "marker")
 TRANSCRIPT_TAG = "transcript"
 MAX_STDIN = 8 * 1024 * 1024
@@ -131,11 +105,18 @@ def _env_int(name: str, default: int) -> int:
     return value if value > 0 else default
 
 
+def host_choices() -> tuple[str, ...]:
+    """What ``--host`` takes: every registered host, and ``plain`` for none."""
+    return (*hosts.host_names(), hosts.PLAIN)
+
+
 def canonical_event(name: str) -> str | None:
-    """``prompt`` for ``UserPromptSubmit`` and friends; None for an unknown event."""
-    return _ALIASES.get(name.strip().lower().replace("_", "-")) or _ALIASES.get(
-        name.strip().lower().replace("_", "").replace("-", "")
-    )
+    """memwire's event for a host's event name (any host's, in any case, ``_`` or ``-``
+    separated); None for an unknown event."""
+    aliases = {hosts.event_key(e): e for e in EVENTS}
+    for host_name, event in hosts.event_names().items():
+        aliases.setdefault(hosts.event_key(host_name), event)
+    return aliases.get(hosts.event_key(name))
 
 
 @dataclass
@@ -170,6 +151,19 @@ def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _first(raw: Mapping[str, Any], keys: tuple[str, ...]) -> str:
+    """The first non-empty string among ``keys`` (``"k[0]"``: the first item of list ``k``)."""
+    for key in keys:
+        if key.endswith("[0]"):
+            items = raw.get(key[:-3])
+            value = _str(items[0]) if isinstance(items, list) and items else ""
+        else:
+            value = _str(raw.get(key))
+        if value:
+            return value
+    return ""
+
+
 def parse_input(data: bytes | str) -> HookInput:
     """The fields memwire uses, from the host's JSON (anything unreadable gives empty fields)."""
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
@@ -179,59 +173,25 @@ def parse_input(data: bytes | str) -> HookInput:
         raw = {}
     if not isinstance(raw, dict):
         raw = {}
-    session = (
-        _str(raw.get("session_id"))
-        or _str(raw.get("conversation_id"))
-        or _str(raw.get("thread_id"))
-        or _str(raw.get("sessionId"))
-    )
-    cwd = _str(raw.get("cwd"))
-    roots = raw.get("workspace_roots")
-    if not cwd and isinstance(roots, list) and roots and isinstance(roots[0], str):
-        cwd = roots[0]
-    prompt = _str(raw.get("prompt")) or _str(raw.get("user_prompt")) or _str(raw.get("message"))
-    transcript = _str(raw.get("transcript_path")) or _str(raw.get("transcriptPath"))
+    keys = hosts.payload_keys()
     return HookInput(
-        session_id=session.strip() or "unknown",
-        cwd=cwd or os.getcwd(),
-        prompt=prompt,
-        transcript_path=transcript,
-        host_event=_str(raw.get("hook_event_name")),
+        session_id=_first(raw, keys.session).strip() or "unknown",
+        cwd=_first(raw, keys.cwd) or os.getcwd(),
+        prompt=_first(raw, keys.prompt),
+        transcript_path=_first(raw, keys.transcript),
+        host_event=_first(raw, keys.event),
         raw=raw,
     )
 
 
 def detect_host(payload: HookInput) -> str:
     """Guess the host from its payload (``--host`` overrides)."""
-    name = payload.host_event
-    raw = payload.raw
-    if "conversation_id" in raw or "cursor_version" in raw or "workspace_roots" in raw:
-        return "cursor"
-    if name in ("BeforeAgent", "AfterAgent", "PreCompress", "BeforeModel", "AfterModel"):
-        return "gemini"
-    if "turn_id" in raw:
-        return "codex"
-    if name:
-        return "claude"
-    return "plain"
+    return hosts.detect(payload.raw, payload.host_event)
 
 
 def format_output(host: str, event: str, block: str) -> str:
     """The stdout a host expects: its JSON shape, or the plain block."""
-    if host == "cursor":
-        # Cursor's beforeSubmitPrompt can only allow or block; nothing is injected there.
-        return json.dumps({"continue": True}) if event == "prompt" else "{}"
-    if host in ("claude", "codex", "gemini"):
-        if not block:
-            return "{}" if host == "gemini" else ""
-        name = _HOST_EVENT.get((host, event))
-        if name is None:
-            return "{}" if host == "gemini" else ""
-        return json.dumps(
-            {"hookSpecificOutput": {"hookEventName": name, "additionalContext": block}},
-            ensure_ascii=False,
-        )
-    return block
+    return hosts.output_format(host).render(event, block)
 
 
 # -- per-session state -------------------------------------------------------------------------
@@ -456,7 +416,7 @@ def run_hook(
         result.event = canonical
         payload = parse_input(data)
         chosen = (host or "").strip().lower()
-        result.host = chosen if chosen in HOSTS else detect_host(payload)
+        result.host = chosen if chosen in host_choices() else detect_host(payload)
         result.bank = resolve_bank(payload.cwd, bank)
     except Exception as exc:  # pragma: no cover - defensive
         _log.failure(event, f"unexpected {type(exc).__name__}", str(exc)[:200])
@@ -489,7 +449,7 @@ def _run_bounded(
     result: HookResult, payload: HookInput, url: str | None, db: str | None, budget: float | None
 ) -> HookResult:
     seconds = budget or _env_float("MEMWIRE_HOOK_BUDGET_MS", PROMPT_BUDGET_S * 1000) / 1000
-    if result.host == "cursor" and result.event == "prompt":
+    if result.event in hosts.output_format(result.host).fixed:
         # Nothing can be injected; remember the prompt for "continue" and answer at once.
         state = load_state(payload.session_id)
         if payload.prompt and not is_short(payload.prompt):
