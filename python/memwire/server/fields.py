@@ -57,7 +57,8 @@ DOORS: tuple[Door, ...] = ("http", "mcp", "cli")
 RECALL_FORMATS = ("text", "full")
 """HTTP recall's answer shapes (MCP and the CLI always answer full hits)."""
 MAX_OFFSET = 2**62
-"""The largest ``offset`` of a page of memories (``Memory.memories`` accepts up to it)."""
+"""The largest ``offset`` of a page of memories. ``Memory.memories`` checks against the same
+number but names no constant for it; a test keeps the two equal."""
 
 Number: TypeAlias = int | float
 Bound: TypeAlias = Number | Callable[[], Number] | None
@@ -97,7 +98,8 @@ class Field:
     operations: tuple[str, ...]
     required: bool = False
     default: str | int | None = None
-    """Applied by :func:`read` (and the CLI) when the field is absent or null."""
+    """Applied by :func:`memwire.server.ops.read` (and the CLI) when the field is absent or
+    null."""
     default_help: str | None = None
     """How the default is said when the Memory layer picks it (``default`` is None then)."""
     doors: tuple[Door, ...] = DOORS
