@@ -3,6 +3,7 @@ weights, min_score."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from memwire.embed.static import MODEL_ID
 from memwire.errors import InvalidInputError
 from memwire.memory import api as memory_module
 from memwire.memory.items import prepare
+from memwire.store import Space
 
 # -- the paraphrase test -------------------------------------------------------------------
 
@@ -139,9 +141,9 @@ def test_the_store_refuses_a_mixed_write_even_if_the_check_before_it_raced(
         # simulate another process recording its space between our check and our write
         store = m._store
         item = prepare("second", now="2024-01-01T00:00:00.000000Z")
-        item = type(item)(**{**item.__dict__, "vector": b"\x01\x00" * 8})
+        item = dataclasses.replace(item, vector=b"\x01\x00" * 8)
         with pytest.raises(InvalidInputError, match="'a'"):
-            store.write("default", [item], space=("b", 8))
+            store.write("default", [item], space=Space("b", 8))
         assert m.stats()["count"] == 1
 
 

@@ -52,10 +52,11 @@ from memwire.memory.items import (
 )
 from memwire.records import Hit, Record
 from memwire.store import (
-    Added,
+    Additions,
     BankHead,
     NewMemory,
     Space,
+    StagedVector,
     Store,
     WriteResult,
     open_store,
@@ -122,7 +123,7 @@ class Memory:
         self._embedder: Embedder | None = embedder
         self._space: Space | None = None
         if embedder is not None:
-            self._space = check_embedder(embedder)
+            self._space = Space(*check_embedder(embedder))
         self._embedder_lock = threading.Lock()
         if store is not None:
             if path is not None:
@@ -180,13 +181,13 @@ class Memory:
     def _resolve_embedder(self, embedder: object = None) -> tuple[Embedder, Space]:
         """``embedder`` (validated), else this Memory's (the bundled one is loaded lazily)."""
         if embedder is not None:
-            return embedder, check_embedder(embedder)  # type: ignore[return-value]
+            return embedder, Space(*check_embedder(embedder))  # type: ignore[return-value]
         with self._embedder_lock:
             if self._embedder is None:
                 from memwire.embed.static import default_embedder
 
                 self._embedder = default_embedder(self._backend)
-                self._space = check_embedder(self._embedder)
+                self._space = Space(*check_embedder(self._embedder))
             assert self._space is not None
             return self._embedder, self._space
 
@@ -201,10 +202,9 @@ class Memory:
         if config.embedder_mode(head.config if head is not None else {}) == "none":
             return None
         embedder, space = self._resolve_embedder()
-        if head is not None and head.embedder is not None:
-            recorded = (head.embedder, head.dim)
-            if recorded != space:
-                raise InvalidInputError(space_mismatch(name, recorded, space))
+        recorded = head.space if head is not None else None
+        if recorded is not None and recorded != space:
+            raise InvalidInputError(space_mismatch(name, recorded, space))
         return embedder, space
 
     def _with_vectors(
@@ -261,11 +261,11 @@ class Memory:
             return
         self._load(state, head.bank_id, head.dim, use_snapshot)
 
-    def _add(self, index: BankIndex, added: Sequence[Added]) -> None:
+    def _add(self, index: BankIndex, added: Additions) -> None:
         index.add_many(
-            [a[0] for a in added],
-            [index_text(a[1], a[2]) for a in added],
-            fit_vectors([a[3] for a in added], index.dim),
+            added.ordinals,
+            [index_text(c, x) for c, x in zip(added.contents, added.contexts, strict=True)],
+            fit_vectors(added.vectors, index.dim),
         )
 
     def _replay(self, state: BankState, reload_on_gap: bool = True) -> None:
@@ -510,10 +510,10 @@ class Memory:
             days = config.ttl_days(self._store.get_config(name) or {})
             if days is None:
                 continue
-            ids, result = self._store.expire(name, _dates.cutoff(days), bool(dry_run))
-            removed.extend(ids)
-            if result is not None:
-                self._apply(result)
+            expired = self._store.expire(name, _dates.cutoff(days), bool(dry_run))
+            removed.extend(expired.ids)
+            if expired.result is not None:
+                self._apply(expired.result)
         return removed
 
     # -- reads -------------------------------------------------------------------------------
@@ -559,9 +559,10 @@ class Memory:
             cutoff = _dates.cutoff(days) if days is not None else None
             allow = None
             if want or avoid or cutoff is not None:
-                allow = self._store.allowed(state.bank_id, want, avoid, cutoff)
-                if allow is not None and not allow:
+                allowed = self._store.allowed(state.bank_id, want, avoid, cutoff)
+                if allowed.nothing:
                     return []
+                allow = allowed.ordinals
             weights = config.fusion_weights(cfg)
             vector: bytes | None = None
             if weights[2] > 0 and head.embedder is not None and state.index.dim:
@@ -645,10 +646,10 @@ class Memory:
             raise NotFoundError(f"no bank {name!r}")
         return {
             "bank": name,
-            "count": found["count"],
-            "tags": found["tags"],
-            "oldest": _dates.parse_stored(found["oldest"]) if found["oldest"] else None,
-            "newest": _dates.parse_stored(found["newest"]) if found["newest"] else None,
+            "count": found.count,
+            "tags": found.tags,
+            "oldest": _dates.parse_stored(found.oldest) if found.oldest else None,
+            "newest": _dates.parse_stored(found.newest) if found.newest else None,
         }
 
     def banks(self) -> list[str]:
@@ -709,8 +710,8 @@ class Memory:
                 f"bank {name!r} has vectors turned off (config 'embedder' is 'none'); "
                 "set it to 'static' before re-encoding"
             )
-        bank_id, started = self._store.start_reembed(name, space)
-        cursor = started.done_through
+        started = self._store.start_reembed(name, space)
+        bank_id, cursor = started.bank_id, started.done_through
         total = self._store.count_rows(bank_id)
         done = total - self._store.count_rows(bank_id, cursor)
         encoded = 0
@@ -720,11 +721,10 @@ class Memory:
                 if self._store.finish_reembed(bank_id, space) is not None:
                     break
                 continue  # memories were retained after the last page
-            vectors = encode(chosen, space, [embed_text(p[1]) for p in page])
-            cursor = page[-1][0]
-            self._store.stage_vectors(
-                bank_id, space, [(p[0], v) for p, v in zip(page, vectors, strict=True)], cursor
-            )
+            vectors = encode(chosen, space, [embed_text(p.content) for p in page])
+            cursor = page[-1].ordinal
+            staged = [StagedVector(p.ordinal, v) for p, v in zip(page, vectors, strict=True)]
+            self._store.stage_vectors(bank_id, space, staged, cursor)
             encoded += len(page)
             done += len(page)
             if progress is not None:
@@ -747,8 +747,8 @@ class Memory:
             return None
         total = self._store.count_rows(head.bank_id)
         return {
-            "embedder": found.space[0],
-            "dim": found.space[1],
+            "embedder": found.space.embedder,
+            "dim": found.space.dim,
             "done": total - self._store.count_rows(head.bank_id, found.done_through),
             "total": total,
         }

@@ -1,8 +1,9 @@
 """The source of truth behind :class:`memwire.Memory`: the :class:`Store` protocol and its records.
 
 :mod:`memwire.store.protocol` states the protocol and the semantics every store keeps;
-:mod:`memwire.store.sqlite` is the embedded default. Nothing above this package knows which
-store it talks to.
+:mod:`memwire.store.sqlite` is the embedded default; :class:`ReferenceStore`
+(:mod:`memwire.store.reference`) keeps everything in plain Python objects, for tests and as the
+readable statement of the semantics. Nothing above this package knows which store it talks to.
 """
 
 from __future__ import annotations
@@ -11,28 +12,44 @@ import os
 
 from memwire.errors import InvalidInputError
 from memwire.store.protocol import (
-    Added,
+    MAX_ORDINAL,
+    Addition,
+    Additions,
+    Allowed,
     BankHead,
+    BankStats,
     Changes,
+    Expired,
     NewMemory,
+    ReembedItem,
     ReembedState,
     Row,
     Snapshot,
     Space,
+    StagedVector,
     Store,
     WriteResult,
     space_mismatch,
 )
+from memwire.store.reference import ReferenceStore
 
 __all__ = [
-    "Added",
+    "MAX_ORDINAL",
+    "Addition",
+    "Additions",
+    "Allowed",
     "BankHead",
+    "BankStats",
     "Changes",
+    "Expired",
     "NewMemory",
+    "ReembedItem",
     "ReembedState",
+    "ReferenceStore",
     "Row",
     "Snapshot",
     "Space",
+    "StagedVector",
     "Store",
     "WriteResult",
     "open_store",

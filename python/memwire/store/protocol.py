@@ -1,50 +1,146 @@
-"""The source-of-truth protocol: rows in, rows out, and a per-bank change sequence to replay.
+"""The source-of-truth protocol, and the semantics every store keeps.
 
-Everything above this module (``memwire.memory``) talks to a :class:`Store` and never to SQL.
-SQLite (:mod:`memwire.store.sqlite`) is the embedded default; a networked store implements the
-same protocol.
+Everything above this package (:mod:`memwire.memory`) talks to a :class:`Store` and never to
+SQL. :mod:`memwire.store.sqlite` is the embedded default; :mod:`memwire.store.reference` is a
+small in-memory store written to be read, the executable form of what follows; a networked
+store implements the same protocol and passes the same conformance suite (``tests/store/``).
+Records crossing the boundary are the frozen dataclasses below, never positional tuples.
 
-The change sequence: each bank has a counter ``last_seq`` that every write advances. A memory's
-``ordinal`` (its key in the kernel index) is the sequence number of the change that added it,
-so ordinals are monotonic per bank and never reused. Removals (forget, replace, TTL) are logged
-with their own sequence numbers. Replaying ``changes_since(seq)`` onto an index that reflects
-exactly the changes up to ``seq`` yields an index of the live rows at ``last_seq``: removals can
-be applied before additions because an ordinal is never added twice.
+What every store keeps:
 
-Vectors (the dense stream, docs/dense.md): a memory may carry one canonical int16 vector of its
-bank's embedder space. A bank records that space (embedder id and dimension) with its first
-vector and refuses vectors of any other; :meth:`Store.finish_reembed` is the only way to move a
-bank to another space, and it advances the change sequence past a pruned point so that every
-index built from the old vectors notices the gap and reloads.
+Banks. A bank is created by its first write or config update, and gets a ``bank_id`` that is
+never reused: a bank deleted and created again has a new id (and starts at ``last_seq`` 0),
+which is how an index of the old bank notices. :meth:`Store.delete_bank` removes the bank with
+its memories, removal log, config, snapshot and unfinished reembed.
+
+The change sequence and ordinals. Each bank has a counter ``last_seq`` (0 for a new bank).
+Every change takes the next number: each memory added, each memory removed (forget, document
+replace, TTL expiry), and the space switch of :meth:`Store.finish_reembed`. A memory's
+``ordinal``, its key in the kernel index, is the number of the change that added it, so
+ordinals are monotonic per bank and never reused. An addition whose ordinal would pass
+:data:`MAX_ORDINAL` (the kernel's ``u32``) raises :class:`~memwire.errors.StorageError`
+(:data:`EXHAUSTED`), as does a reembed switch past it; removals are not bounded, so a full
+bank can still be emptied.
+
+Removals and replay. Each removal is logged as ``(seq, ordinal)``. ``changes_since(since)``
+gives what turns an index that reflects exactly the changes up to ``since`` into one of the
+live memories at ``last_seq``: the ordinals removed after ``since`` (removals, applied first:
+an ordinal is never added twice, so order does not matter otherwise; the list may name ordinals
+the index never had, removing those does nothing) and the live memories with ordinals above
+``since``. A saved snapshot at ``seq`` lets the store prune the log up to ``seq``; asking for
+changes since a point the pruned log no longer covers returns ``gap=True`` and nothing else
+(rebuild from ``since=0``).
+
+Writes. :meth:`Store.write` is one atomic transaction: it commits every item or, on any error,
+changes nothing at all (not even the bank's creation or its recorded space). Item by item, in
+order, each seeing the items before it:
+
+- ``imported=True`` and the item's id already present anywhere in the store: skipped, its id
+  returned, nothing changed (import is idempotent).
+- No ``document_id``: byte-identical content (same ``content_hash``) among the bank's memories
+  without a document id returns that memory's id and changes nothing (tags and context are
+  not merged).
+- A ``document_id`` the bank has a memory for: the same ``content_hash`` returns its id and
+  changes nothing; otherwise ``update_mode="replace"`` removes the old memory (a logged
+  removal, the next seq) and adds the new one (the seq after), ``"append"`` raises
+  :class:`~memwire.errors.ConflictError` (:func:`document_conflict`).
+- Otherwise the memory is added with the next seq as its ordinal, its tags followed by the
+  ``config_tags`` of the bank's config that it lacks. An id already in the store raises
+  :class:`~memwire.errors.StorageError` (ids are generated unique; dedupe is decided first).
+
+:class:`WriteResult` lists one id per item in order, and the net change: ``added`` the memories
+added that are still live after the write, ``removed`` the ordinals live before it that it
+removed (a replace of a memory added earlier in the same batch shows in neither).
+
+Spaces (the dense stream, docs/dense.md). A memory may carry one canonical int16 vector of
+its bank's embedder :class:`Space`. A bank records the space with its first write of a vector
+and refuses vectors of any other with :class:`~memwire.errors.InvalidInputError`
+(:func:`space_mismatch`); vectors without a space are refused the same way (:data:`NO_SPACE`),
+before anything is written. Only
+:meth:`Store.finish_reembed` moves a bank to another space.
+
+TTL. :meth:`Store.expire` removes the memories with ``created_at`` before the cutoff (text
+order is time order), in ordinal order, one logged removal each. :meth:`Store.allowed` hides
+them from recall at once, but ignores a cutoff that no memory is older than.
+
+Config. A JSON object per bank, kept as JSON (what comes back equals ``json.loads`` of what
+was stored). :meth:`Store.update_config` reads, transforms and writes it atomically: the
+function runs inside the transaction, and if it raises nothing changes.
+
+Snapshots. One per bank: ``(seq, shell, data)``. :meth:`Store.save_snapshot` refuses (returns
+False) a snapshot of the same ``shell`` older than the stored one, or of the same ``seq``
+unless ``replace_same``, one older than the last pruned point (a reembed), and one of a
+deleted bank; a snapshot of another shell format is always replaced. Storing prunes the
+removal log up to ``seq``. :meth:`Store.load_snapshot` returns it only for the same ``shell``.
+
+Reembed (:meth:`memwire.Memory.reembed`). At most one unfinished re-encoding per bank, into one
+space, with a cursor ``done_through``. :meth:`Store.start_reembed` resumes the one into the
+same space or discards any other and starts at 0; :meth:`Store.stage_vectors` stages vectors
+beside the live ones and advances the cursor (never backwards); :meth:`Store.finish_reembed`
+swaps every live memory's vector for its staged one (none staged: no vector), records the
+space, takes the next seq and prunes the log there (dropping the snapshot), so every index of
+the old vectors sees a gap and reloads; it changes nothing and returns None while memories
+above the cursor exist. Staging or finishing a reembed that is gone raises
+:class:`~memwire.errors.ConflictError`, or :class:`~memwire.errors.NotFoundError` when the bank
+itself is gone.
+
+Orders. :meth:`Store.bank_names` by name; :meth:`Store.list_rows` newest ``created_at`` first,
+ties by higher ordinal; :meth:`Store.iter_rows`, :meth:`Store.reembed_page`, ``changes_since``
+additions and :meth:`Store.allowed` by ordinal.
+
+Errors and threads. A store is safe to share between threads. Its own failures are opaque
+:class:`~memwire.errors.StorageError` messages (no SQL, paths or tracebacks); a closed store
+raises ``StorageError("the store is closed")``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 __all__ = [
-    "Added",
+    "CLOSED",
+    "EXHAUSTED",
+    "MAX_ORDINAL",
+    "NO_SPACE",
+    "Addition",
+    "Additions",
+    "Allowed",
     "BankHead",
+    "BankStats",
     "Changes",
+    "Expired",
     "NewMemory",
+    "ReembedItem",
     "ReembedState",
     "Row",
     "Snapshot",
     "Space",
+    "StagedVector",
     "Store",
     "WriteResult",
+    "document_conflict",
+    "reembed_gone",
+    "reembed_moved",
     "space_mismatch",
 ]
 
-# (ordinal, content, context, vector) of a memory to add to an index; vector: int16 LE or None.
-Added = tuple[int, str, "str | None", "bytes | None"]
-# An embedder space: (embedder id, dimension).
-Space = tuple[str, int]
+MAX_ORDINAL = 2**32 - 1  # the kernel's: an ordinal is a key of its index, a u32
+EXHAUSTED = "the bank has exhausted its ordinals"
+CLOSED = "the store is closed"
+NO_SPACE = "vectors need an embedder space"
 
 
-@dataclass(frozen=True)
+class Space(NamedTuple):
+    """An embedder space: vectors of one embedder, of one dimension. A tuple, so it compares
+    equal to the ``(id, dim)`` that :func:`memwire.embed.check_embedder` returns."""
+
+    embedder: str
+    dim: int
+
+
+@dataclass(frozen=True, slots=True)
 class NewMemory:
     """One validated, redacted, normalised memory to write."""
 
@@ -56,12 +152,14 @@ class NewMemory:
     retained_at: str
     document_id: str | None
     update_mode: str  # "replace" or "append"
-    content_hash: bytes
+    content_hash: bytes  # SHA-256 of content: what dedupe compares
     vector: bytes | None = None  # canonical int16 LE, in the space given to Store.write
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Row:
+    """A stored memory (dates as fixed-width UTC text, so text order is time order)."""
+
     id: str
     bank: str
     ordinal: int
@@ -73,80 +171,195 @@ class Row:
     document_id: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
+class Addition:
+    """A memory to add to an index: its ordinal, the text to index, its vector (int16 LE)."""
+
+    ordinal: int
+    content: str
+    context: str | None
+    vector: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
+class Additions:
+    """Memories to add to an index, by ordinal, as columns: what ``BankIndex.add_many`` takes.
+    One record per batch rather than one per memory, because replaying 100k memories must cost
+    no more than reading them; iterate it for one :class:`Addition` per memory."""
+
+    ordinals: list[int]
+    contents: list[str]
+    contexts: list[str | None]
+    vectors: list[bytes | None]
+
+    def __post_init__(self) -> None:
+        size = len(self.ordinals)
+        if not len(self.contents) == len(self.contexts) == len(self.vectors) == size:
+            raise ValueError("Additions columns differ in length")
+
+    @classmethod
+    def of(cls, items: Iterable[Addition]) -> Additions:
+        return cls.from_rows([(a.ordinal, a.content, a.context, a.vector) for a in items])
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[tuple[int, str, str | None, bytes | None]]) -> Additions:
+        """From ``(ordinal, content, context, vector)`` rows, e.g. a database cursor's."""
+        if not rows:
+            return cls([], [], [], [])
+        ordinals, contents, contexts, vectors = zip(*rows, strict=True)
+        return cls(list(ordinals), list(contents), list(contexts), list(vectors))
+
+    def __len__(self) -> int:
+        return len(self.ordinals)
+
+    def __iter__(self) -> Iterator[Addition]:
+        return map(Addition, self.ordinals, self.contents, self.contexts, self.vectors)
+
+
+@dataclass(frozen=True, slots=True)
 class WriteResult:
-    """What one committed write transaction changed in one bank."""
+    """What one committed write transaction changed in one bank (the net change: applying
+    ``removed`` then ``added`` to an index at ``first_seq`` brings it to ``last_seq``)."""
 
     bank: str
     bank_id: int
-    ids: list[str]
-    added: list[Added]
-    removed: list[int]
+    ids: list[str]  # write: one per item, in order; forget and expire: the removed ids
+    added: Additions  # live after the write, by ordinal
+    removed: list[int]  # ordinals live before the write, in removal order
     first_seq: int  # the bank's last_seq before the write
     last_seq: int  # and after it
-    dim: int | None = None  # the bank's vector dimension after a retain (None: unchanged)
+    dim: int | None = None  # write: the bank's vector dimension after it (0: no space yet)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
+class Expired:
+    """What :meth:`Store.expire` found (and, unless a dry run, removed)."""
+
+    ids: list[str]  # by ordinal
+    result: WriteResult | None  # None for a dry run or when nothing expired
+
+
+@dataclass(frozen=True, slots=True)
 class BankHead:
+    """A bank's current state: enough to decide whether an index is current."""
+
     bank_id: int
     last_seq: int
     config: dict[str, Any]
     embedder: str | None = None  # the recorded embedder space, None until the first vector
     dim: int = 0
 
+    @property
+    def space(self) -> Space | None:
+        return None if self.embedder is None else Space(self.embedder, self.dim)
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, slots=True)
+class BankStats:
+    count: int
+    tags: dict[str, int]  # tag -> memories with it, by tag
+    oldest: str | None  # the smallest created_at, None for an empty bank
+    newest: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Allowed:
+    """The memories of a bank that pass recall's filters: ``ordinals`` ascending, or None when
+    no memory is filtered out (search without a filter)."""
+
+    ordinals: list[int] | None
+
+    @property
+    def nothing(self) -> bool:
+        """True when the filters leave no memory at all."""
+        return self.ordinals is not None and not self.ordinals
+
+
+@dataclass(frozen=True, slots=True)
 class Changes:
     """What to apply to an index at ``since`` to bring it to ``last_seq``.
 
-    ``gap`` is true when removals older than the request were pruned: the caller must rebuild
-    (ask again with ``since=0`` into a fresh index).
+    ``gap`` is true when removals after ``since`` were pruned: the caller must rebuild (ask
+    again with ``since=0`` into a fresh index); ``added`` and ``removed`` are empty then.
     """
 
     last_seq: int
-    added: list[Added]
+    added: Additions
     removed: list[int]
     gap: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Snapshot:
-    seq: int
+    seq: int  # the change sequence the snapshot reflects
     data: bytes
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReembedState:
-    """An unfinished re-encoding of a bank into ``space``: every live memory with an ordinal
-    up to ``done_through`` has a staged vector of that space."""
+    """An unfinished re-encoding of bank ``bank_id`` into ``space``: every live memory with an
+    ordinal up to ``done_through`` has a staged vector of that space."""
 
+    bank_id: int
     space: Space
     done_through: int
 
 
+@dataclass(frozen=True, slots=True)
+class ReembedItem:
+    """A memory to re-encode."""
+
+    ordinal: int
+    content: str
+    context: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StagedVector:
+    """A re-encoded vector (None: the embedder gives this memory none)."""
+
+    ordinal: int
+    vector: bytes | None
+
+
 @runtime_checkable
 class Store(Protocol):
+    """Banks of memories, their change log, index snapshots and re-encodings. The semantics
+    are the module's docstring; every method is atomic."""
+
     @property
     def durable(self) -> bool:
         """Whether what is written outlives the process (False for ``:memory:``): index
         snapshots are written only to durable stores."""
         ...
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release the store; idempotent. Every later call raises StorageError."""
+        ...
 
     # -- banks -------------------------------------------------------------------------------
-    def head(self, bank: str) -> BankHead | None: ...
+    def head(self, bank: str) -> BankHead | None:
+        """The bank's id, ``last_seq``, config and space; None if there is no such bank."""
+        ...
 
-    def bank_names(self) -> list[str]: ...
+    def bank_names(self) -> list[str]:
+        """Every bank, sorted by name."""
+        ...
 
-    def delete_bank(self, bank: str) -> bool: ...
+    def delete_bank(self, bank: str) -> bool:
+        """Remove the bank and everything of it; whether it existed."""
+        ...
 
-    def get_config(self, bank: str) -> dict[str, Any] | None: ...
+    def get_config(self, bank: str) -> dict[str, Any] | None:
+        """A fresh copy of the bank's config; None if there is no such bank."""
+        ...
 
     def update_config(
         self, bank: str, update: Callable[[dict[str, Any]], dict[str, Any]]
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, Any]:
+        """Store ``update(current)`` (creating the bank with ``{}``) in one transaction and
+        return it; if ``update`` raises, nothing changes."""
+        ...
 
     # -- writes ------------------------------------------------------------------------------
     def write(
@@ -156,24 +369,42 @@ class Store(Protocol):
         config_tags: Callable[[Mapping[str, Any]], list[str]] | None = None,
         imported: bool = False,
         space: Space | None = None,
-    ) -> WriteResult: ...
+    ) -> WriteResult:
+        """Write ``items`` into ``bank`` (created if absent, even with no items) in one
+        transaction: dedupe, document upsert, import skips and ordinals as the module says.
+        ``config_tags(config)``: tags added to every new memory; ``space``: the space of the
+        items' vectors, recorded as the bank's at its first vector."""
+        ...
 
-    def forget(self, memory_id: str, bank: str | None) -> WriteResult | None: ...
+    def forget(self, memory_id: str, bank: str | None) -> WriteResult | None:
+        """Remove one memory (a logged removal); None when it does not exist (in ``bank``,
+        when given)."""
+        ...
 
-    def expire(
-        self, bank: str, cutoff: str, dry_run: bool
-    ) -> tuple[list[str], WriteResult | None]: ...
+    def expire(self, bank: str, cutoff: str, dry_run: bool) -> Expired:
+        """Remove the bank's memories with ``created_at < cutoff``, by ordinal (with
+        ``dry_run``, only find them)."""
+        ...
 
     # -- reads -------------------------------------------------------------------------------
     def get(self, memory_id: str) -> Row | None: ...
 
-    def rows_by_ordinal(self, bank_id: int, ordinals: Sequence[int]) -> dict[int, Row]: ...
+    def rows_by_ordinal(self, bank_id: int, ordinals: Sequence[int]) -> dict[int, Row]:
+        """The live memories among ``ordinals`` (others are left out), by ordinal."""
+        ...
 
-    def list_rows(self, bank: str, limit: int, offset: int) -> list[Row]: ...
+    def list_rows(self, bank: str, limit: int, offset: int) -> list[Row]:
+        """A page of the bank's memories, newest ``created_at`` first, ties by higher ordinal."""
+        ...
 
-    def iter_rows(self, bank: str) -> Iterator[Row]: ...
+    def iter_rows(self, bank: str) -> Iterator[Row]:
+        """Every memory of the bank by ordinal. Memories written or removed while iterating
+        may or may not be seen (this is not one point-in-time view)."""
+        ...
 
-    def stats(self, bank: str) -> dict[str, Any] | None: ...
+    def stats(self, bank: str) -> BankStats | None:
+        """Count, tag counts and date range; None if there is no such bank."""
+        ...
 
     def allowed(
         self,
@@ -181,39 +412,85 @@ class Store(Protocol):
         tags: Sequence[str],
         exclude_tags: Sequence[str],
         cutoff: str | None,
-    ) -> list[int] | None: ...
+    ) -> Allowed:
+        """The memories with one of ``tags`` (when given), none of ``exclude_tags`` and
+        ``created_at >= cutoff`` (when given and some memory is older). ``Allowed(None)`` when
+        nothing is filtered out."""
+        ...
 
     # -- index support -----------------------------------------------------------------------
-    def changes_since(self, bank_id: int, since: int) -> Changes | None: ...
+    def changes_since(self, bank_id: int, since: int) -> Changes | None:
+        """What an index at ``since`` lacks (the module's "Removals and replay"); None if the
+        bank is gone. ``since=0``: every live memory, no removals."""
+        ...
 
-    def load_snapshot(self, bank_id: int, shell: str) -> Snapshot | None: ...
+    def load_snapshot(self, bank_id: int, shell: str) -> Snapshot | None:
+        """The bank's snapshot if it has one of format ``shell``."""
+        ...
 
     def save_snapshot(
         self, bank_id: int, seq: int, data: bytes, shell: str, *, replace_same: bool = False
-    ) -> bool: ...
+    ) -> bool:
+        """Store a snapshot reflecting the changes up to ``seq`` and prune the removal log up
+        to it; False (nothing changed) when refused by the module's "Snapshots" rules."""
+        ...
 
     # -- re-encoding (Memory.reembed) --------------------------------------------------------
-    def reembed_state(self, bank: str) -> ReembedState | None: ...
+    def reembed_state(self, bank: str) -> ReembedState | None:
+        """The bank's unfinished reembed, or None."""
+        ...
 
-    def start_reembed(self, bank: str, space: Space) -> tuple[int, ReembedState]: ...
+    def start_reembed(self, bank: str, space: Space) -> ReembedState:
+        """Resume the bank's reembed into ``space`` or start one (discarding one into another
+        space); NotFoundError if there is no such bank."""
+        ...
 
-    def reembed_page(
-        self, bank_id: int, after: int, limit: int
-    ) -> list[tuple[int, str, str | None]]: ...
+    def reembed_page(self, bank_id: int, after: int, limit: int) -> list[ReembedItem]:
+        """Up to ``limit`` live memories with ordinals above ``after``, by ordinal."""
+        ...
 
     def stage_vectors(
-        self, bank_id: int, space: Space, vectors: Sequence[tuple[int, bytes | None]], through: int
-    ) -> bool: ...
+        self, bank_id: int, space: Space, vectors: Sequence[StagedVector], through: int
+    ) -> None:
+        """Stage re-encoded vectors (a later one for the same ordinal wins) and advance the
+        cursor to ``through``, in one transaction; ConflictError unless the bank's reembed is
+        still the one into ``space``."""
+        ...
 
-    def finish_reembed(self, bank_id: int, space: Space) -> int | None: ...
+    def finish_reembed(self, bank_id: int, space: Space) -> int | None:
+        """Switch the bank to the staged vectors and ``space``; the new ``last_seq``, or None
+        (nothing changed) when memories above the cursor remain to be encoded."""
+        ...
 
-    def count_rows(self, bank_id: int, after: int = 0) -> int: ...
+    def count_rows(self, bank_id: int, after: int = 0) -> int:
+        """How many live memories have ordinals above ``after``."""
+        ...
 
 
-def space_mismatch(bank: str, recorded: Space, offered: Space) -> str:
+def space_mismatch(bank: str, recorded: tuple[str, int], offered: tuple[str, int]) -> str:
     """The message of a bank refusing another embedder space."""
     return (
         f"bank {bank!r} holds vectors of embedder {recorded[0]!r} (dim {recorded[1]}), not "
         f"{offered[0]!r} (dim {offered[1]}); open it with that embedder, set its config "
         f"'embedder' to 'none', or re-encode it with Memory.reembed"
     )
+
+
+def document_conflict(bank: str, document_id: str) -> str:
+    """The message of an ``append`` to a document that already has a memory."""
+    return (
+        f"document {document_id!r} already has a memory in bank {bank!r}; use "
+        "update_mode='replace' to replace it"
+    )
+
+
+def reembed_gone(bank_exists: bool) -> str:
+    """The message of staging or finishing a reembed that no longer exists."""
+    if not bank_exists:
+        return "the bank was deleted during reembed"
+    return "the reembed was finished or discarded by another process"
+
+
+def reembed_moved(embedder: str) -> str:
+    """The message of staging or finishing a reembed replaced by one into another space."""
+    return f"another process started a reembed into {embedder!r} meanwhile"

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from memwire.errors import MemwireError, StorageError
+from memwire.store.protocol import CLOSED, MAX_ORDINAL
 
 __all__ = [
     "BUSY_TIMEOUT_S",
@@ -32,7 +33,6 @@ __all__ = [
 log = logging.getLogger("memwire.store")
 
 SCHEMA_VERSION = 2
-MAX_ORDINAL = 2**32 - 1
 BUSY_TIMEOUT_S = 10.0
 RETRY_DEADLINE_S = 120.0
 
@@ -214,7 +214,7 @@ class SQLiteBase:
     @property
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
-            raise StorageError("the store is closed")
+            raise StorageError(CLOSED)
         return self._conn
 
     def _retry(self, fn: Callable[[sqlite3.Connection], T], what: str) -> T:

@@ -9,8 +9,17 @@ from collections.abc import Sequence
 
 from memwire._dates import format_utc, now_utc
 from memwire.errors import ConflictError, NotFoundError, StorageError
-from memwire.store import ReembedState, Space
-from memwire.store.sqlite.base import MAX_ORDINAL, SQLiteBase
+from memwire.store.protocol import (
+    EXHAUSTED,
+    MAX_ORDINAL,
+    ReembedItem,
+    ReembedState,
+    Space,
+    StagedVector,
+    reembed_gone,
+    reembed_moved,
+)
+from memwire.store.sqlite.base import SQLiteBase
 
 __all__ = ["ReembedTables"]
 
@@ -23,19 +32,21 @@ class ReembedTables(SQLiteBase):
     def reembed_state(self, bank: str) -> ReembedState | None:
         found = self._retry(
             lambda conn: conn.execute(
-                "SELECT r.embedder, r.dim, r.done_through FROM reembeds r "
+                "SELECT r.bank_id, r.embedder, r.dim, r.done_through FROM reembeds r "
                 "JOIN banks b ON b.id = r.bank_id WHERE b.name = ?",
                 (bank,),
             ).fetchone(),
             "read",
         )
-        return None if found is None else ReembedState((found[0], found[1]), found[2])
+        if found is None:
+            return None
+        return ReembedState(found[0], Space(found[1], found[2]), found[3])
 
-    def start_reembed(self, bank: str, space: Space) -> tuple[int, ReembedState]:
+    def start_reembed(self, bank: str, space: Space) -> ReembedState:
         """Resume the bank's unfinished reembed into ``space``, or start one (discarding an
         unfinished one into another space)."""
 
-        def tx(conn: sqlite3.Connection) -> tuple[int, ReembedState]:
+        def tx(conn: sqlite3.Connection) -> ReembedState:
             found = self._bank_row(conn, bank)
             if found is None:
                 raise NotFoundError(f"no bank {bank!r}")
@@ -44,7 +55,7 @@ class ReembedTables(SQLiteBase):
                 "SELECT embedder, dim, done_through FROM reembeds WHERE bank_id = ?", (bank_id,)
             ).fetchone()
             if current is not None and (current[0], current[1]) == tuple(space):
-                return bank_id, ReembedState(space, current[2])
+                return ReembedState(bank_id, Space(*space), current[2])
             if current is not None:
                 log.info(
                     "bank %r: discarding an unfinished reembed into %r for one into %r",
@@ -58,13 +69,11 @@ class ReembedTables(SQLiteBase):
                 "started_at) VALUES (?, ?, ?, 0, ?)",
                 (bank_id, space[0], space[1], format_utc(now_utc())),
             )
-            return bank_id, ReembedState(space, 0)
+            return ReembedState(bank_id, Space(*space), 0)
 
         return self._write(tx, "reembed")
 
-    def reembed_page(
-        self, bank_id: int, after: int, limit: int
-    ) -> list[tuple[int, str, str | None]]:
+    def reembed_page(self, bank_id: int, after: int, limit: int) -> list[ReembedItem]:
         rows = self._retry(
             lambda conn: conn.execute(
                 "SELECT ordinal, content, context FROM memories WHERE bank_id = ? AND ordinal > ? "
@@ -73,7 +82,7 @@ class ReembedTables(SQLiteBase):
             ).fetchall(),
             "reembed",
         )
-        return [(r[0], r[1], r[2]) for r in rows]
+        return [ReembedItem(r[0], r[1], r[2]) for r in rows]
 
     @staticmethod
     def _check_reembed(conn: sqlite3.Connection, bank_id: int, space: Space) -> int:
@@ -83,31 +92,30 @@ class ReembedTables(SQLiteBase):
         ).fetchone()
         if current is None:
             if conn.execute("SELECT 1 FROM banks WHERE id = ?", (bank_id,)).fetchone() is None:
-                raise NotFoundError("the bank was deleted during reembed")
-            raise ConflictError("the reembed was finished or discarded by another process")
+                raise NotFoundError(reembed_gone(bank_exists=False))
+            raise ConflictError(reembed_gone(bank_exists=True))
         if (current[0], current[1]) != tuple(space):
-            raise ConflictError(f"another process started a reembed into {current[0]!r} meanwhile")
+            raise ConflictError(reembed_moved(current[0]))
         return int(current[2])
 
     def stage_vectors(
-        self, bank_id: int, space: Space, vectors: Sequence[tuple[int, bytes | None]], through: int
-    ) -> bool:
+        self, bank_id: int, space: Space, vectors: Sequence[StagedVector], through: int
+    ) -> None:
         """Stage one batch of re-encoded vectors and advance the reembed's progress to
         ``through``, in one transaction."""
 
-        def tx(conn: sqlite3.Connection) -> bool:
+        def tx(conn: sqlite3.Connection) -> None:
             self._check_reembed(conn, bank_id, space)
             conn.executemany(
                 "INSERT OR REPLACE INTO staged_vectors (bank_id, ordinal, vector) VALUES (?, ?, ?)",
-                [(bank_id, ordinal, vector) for ordinal, vector in vectors],
+                [(bank_id, v.ordinal, v.vector) for v in vectors],
             )
             conn.execute(
                 "UPDATE reembeds SET done_through = MAX(done_through, ?) WHERE bank_id = ?",
                 (through, bank_id),
             )
-            return True
 
-        return self._write(tx, "reembed")
+        self._write(tx, "reembed")
 
     def finish_reembed(self, bank_id: int, space: Space) -> int | None:
         """Swap the staged vectors in and record ``space`` as the bank's, in one transaction;
@@ -135,7 +143,7 @@ class ReembedTables(SQLiteBase):
             ).fetchone()
             seq = last_seq + 1
             if seq > MAX_ORDINAL:
-                raise StorageError("the bank has exhausted its ordinals")
+                raise StorageError(EXHAUSTED)
             conn.execute(
                 "UPDATE banks SET embedder = ?, dim = ?, last_seq = ?, pruned_seq = ? WHERE id = ?",
                 (space[0], space[1], seq, seq, bank_id),

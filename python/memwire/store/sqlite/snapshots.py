@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 from memwire._dates import format_utc, now_utc
-from memwire.store import Snapshot
+from memwire.store.protocol import Snapshot
 from memwire.store.sqlite.base import SQLiteBase, write_blob
 
 __all__ = ["SnapshotTables"]

@@ -19,17 +19,24 @@ from typing import Any
 
 from memwire._dates import format_utc, now_utc
 from memwire.errors import ConflictError, InvalidInputError, StorageError
-from memwire.store import (
-    Added,
+from memwire.store.protocol import (
+    EXHAUSTED,
+    MAX_ORDINAL,
+    NO_SPACE,
+    Additions,
+    Allowed,
     BankHead,
+    BankStats,
     Changes,
+    Expired,
     NewMemory,
     Row,
     Space,
     WriteResult,
+    document_conflict,
     space_mismatch,
 )
-from memwire.store.sqlite.base import MAX_ORDINAL, SCHEMA_VERSION
+from memwire.store.sqlite.base import SCHEMA_VERSION
 from memwire.store.sqlite.reembed import ReembedTables
 from memwire.store.sqlite.snapshots import SnapshotTables
 
@@ -157,10 +164,9 @@ class SQLiteStore(SnapshotTables, ReembedTables):
         imported: bool = False,
         space: Space | None = None,
     ) -> WriteResult:
-        """Insert ``items`` (vectors in ``space``, which is recorded as the bank's when it has
-        none; a bank of another space refuses them with InvalidInputError)."""
+        """Insert ``items`` in one transaction (:meth:`memwire.store.Store.write`)."""
         if space is None and any(item.vector is not None for item in items):
-            raise InvalidInputError("vectors need an embedder space")
+            raise InvalidInputError(NO_SPACE)
 
         def tx(conn: sqlite3.Connection) -> WriteResult:
             bank_id, first_seq, raw_config = self._ensure_bank(conn, bank)
@@ -168,8 +174,9 @@ class SQLiteStore(SnapshotTables, ReembedTables):
             extra = config_tags(json.loads(raw_config)) if config_tags is not None else []
             seq = first_seq
             ids: list[str] = []
-            added: list[Added] = []
+            added: list[tuple[int, str, str | None, bytes | None]] = []
             removed: list[int] = []
+            dropped: set[int] = set()  # ordinals this write added, then replaced
             execute = conn.execute
             for item in items:
                 if (
@@ -189,15 +196,13 @@ class SQLiteStore(SnapshotTables, ReembedTables):
                             ids.append(prev[0])
                             continue
                         if item.update_mode == "append":
-                            raise ConflictError(
-                                f"document {item.document_id!r} already has a memory in bank "
-                                f"{bank!r}; use update_mode='replace' to replace it"
-                            )
+                            raise ConflictError(document_conflict(bank, item.document_id))
                         seq += 1
                         self._delete_row(conn, bank_id, prev[1], prev[3], seq)
-                        removed.append(prev[1])
-                if seq + 1 > MAX_ORDINAL:
-                    raise StorageError("the bank has exhausted its ordinals")
+                        if prev[1] > first_seq:
+                            dropped.add(prev[1])
+                        else:
+                            removed.append(prev[1])
                 tags = list(item.tags)
                 for tag in extra:
                     if tag not in tags:
@@ -223,16 +228,22 @@ class SQLiteStore(SnapshotTables, ReembedTables):
                     ),
                 ).rowcount
                 if not inserted:
-                    same = execute(
-                        "SELECT id FROM memories WHERE bank_id = ? AND document_id IS NULL "
-                        "AND content_hash = ?",
-                        (bank_id, item.content_hash),
-                    ).fetchone()
-                    if same is None:
+                    same = (
+                        execute(
+                            "SELECT id FROM memories WHERE bank_id = ? AND document_id IS NULL "
+                            "AND content_hash = ?",
+                            (bank_id, item.content_hash),
+                        ).fetchone()
+                        if item.document_id is None
+                        else None
+                    )
+                    if same is None:  # the id is taken
                         raise StorageError("a memory could not be stored")
                     ids.append(same[0])
                     continue
                 seq += 1
+                if seq > MAX_ORDINAL:  # raising rolls the insert back with the rest
+                    raise StorageError(EXHAUSTED)
                 if tags:
                     conn.executemany(
                         "INSERT INTO memory_tags (bank_id, tag, ordinal) VALUES (?, ?, ?)",
@@ -240,9 +251,13 @@ class SQLiteStore(SnapshotTables, ReembedTables):
                     )
                 added.append((seq, item.content, item.context, item.vector))
                 ids.append(item.id)
+            if dropped:
+                added = [a for a in added if a[0] not in dropped]
             if seq != first_seq:
                 execute("UPDATE banks SET last_seq = ? WHERE id = ?", (seq, bank_id))
-            return WriteResult(bank, bank_id, ids, added, removed, first_seq, seq, dim)
+            return WriteResult(
+                bank, bank_id, ids, Additions.from_rows(added), removed, first_seq, seq, dim
+            )
 
         return self._write(tx, "retain")
 
@@ -285,7 +300,9 @@ class SQLiteStore(SnapshotTables, ReembedTables):
             removed.append(ordinal)
         if seq != first_seq:
             conn.execute("UPDATE banks SET last_seq = ? WHERE id = ?", (seq, bank_id))
-        return WriteResult(bank, bank_id, [v[0] for v in victims], [], removed, first_seq, seq)
+        return WriteResult(
+            bank, bank_id, [v[0] for v in victims], Additions.from_rows([]), removed, first_seq, seq
+        )
 
     def forget(self, memory_id: str, bank: str | None) -> WriteResult | None:
         def tx(conn: sqlite3.Connection) -> WriteResult | None:
@@ -303,7 +320,7 @@ class SQLiteStore(SnapshotTables, ReembedTables):
 
         return self._write(tx, "forget")
 
-    def expire(self, bank: str, cutoff: str, dry_run: bool) -> tuple[list[str], WriteResult | None]:
+    def expire(self, bank: str, cutoff: str, dry_run: bool) -> Expired:
         def victims(conn: sqlite3.Connection) -> tuple[int, int, list[tuple[str, int, str]]] | None:
             found = self._bank_row(conn, bank)
             if found is None:
@@ -317,14 +334,14 @@ class SQLiteStore(SnapshotTables, ReembedTables):
 
         if dry_run:
             found = self._read(victims, "sweep")
-            return ([v[0] for v in found[2]] if found else []), None
+            return Expired([v[0] for v in found[2]] if found else [], None)
 
-        def tx(conn: sqlite3.Connection) -> tuple[list[str], WriteResult | None]:
+        def tx(conn: sqlite3.Connection) -> Expired:
             found = victims(conn)
             if found is None or not found[2]:
-                return [], None
+                return Expired([], None)
             result = self._remove_where(conn, bank, found[0], found[1], found[2])
-            return result.ids, result
+            return Expired(result.ids, result)
 
         return self._write(tx, "sweep")
 
@@ -387,8 +404,8 @@ class SQLiteStore(SnapshotTables, ReembedTables):
                 yield _row(values)
             after = page[-1][2]
 
-    def stats(self, bank: str) -> dict[str, Any] | None:
-        def read(conn: sqlite3.Connection) -> dict[str, Any] | None:
+    def stats(self, bank: str) -> BankStats | None:
+        def read(conn: sqlite3.Connection) -> BankStats | None:
             found = self._bank_row(conn, bank)
             if found is None:
                 return None
@@ -403,7 +420,7 @@ class SQLiteStore(SnapshotTables, ReembedTables):
                     (found[0],),
                 ).fetchall()
             )
-            return {"count": count, "tags": tags, "oldest": oldest, "newest": newest}
+            return BankStats(count, tags, oldest, newest)
 
         return self._read(read, "stats")
 
@@ -413,10 +430,10 @@ class SQLiteStore(SnapshotTables, ReembedTables):
         tags: Sequence[str],
         exclude_tags: Sequence[str],
         cutoff: str | None,
-    ) -> list[int] | None:
-        """Ordinals passing the filters, or ``None`` when nothing is filtered out."""
+    ) -> Allowed:
+        """Ordinals passing the filters, or ``Allowed(None)`` when nothing is filtered out."""
 
-        def read(conn: sqlite3.Connection) -> list[int] | None:
+        def read(conn: sqlite3.Connection) -> Allowed:
             live_cutoff = cutoff
             if (
                 live_cutoff is not None
@@ -427,7 +444,7 @@ class SQLiteStore(SnapshotTables, ReembedTables):
             ):
                 live_cutoff = None
             if not tags and not exclude_tags and live_cutoff is None:
-                return None
+                return Allowed(None)
             where = ["m.bank_id = ?"]
             params: list[Any] = [bank_id]
             if tags:
@@ -449,7 +466,7 @@ class SQLiteStore(SnapshotTables, ReembedTables):
                 f"SELECT m.ordinal FROM memories m WHERE {' AND '.join(where)} ORDER BY m.ordinal",
                 params,
             ).fetchall()
-            return [r[0] for r in rows]
+            return Allowed([r[0] for r in rows])
 
         return self._read(read, "recall")
 
@@ -464,7 +481,7 @@ class SQLiteStore(SnapshotTables, ReembedTables):
                 return None
             last_seq, pruned_seq = found
             if since > 0 and pruned_seq > since:
-                return Changes(last_seq, [], [], gap=True)
+                return Changes(last_seq, Additions.from_rows([]), [], gap=True)
             removed = (
                 [
                     r[0]
@@ -476,14 +493,14 @@ class SQLiteStore(SnapshotTables, ReembedTables):
                 if since > 0
                 else []
             )
-            added = [
-                (r[0], r[1], r[2], None if r[3] is None else bytes(r[3]))
-                for r in conn.execute(
+            # sqlite3 reads a BLOB as bytes: the rows go into columns as they are.
+            added = Additions.from_rows(
+                conn.execute(
                     "SELECT ordinal, content, context, vector FROM memories "
                     "WHERE bank_id = ? AND ordinal > ? ORDER BY ordinal",
                     (bank_id, since),
-                )
-            ]
+                ).fetchall()
+            )
             return Changes(last_seq, added, removed, gap=False)
 
         return self._read(read, "replay")
