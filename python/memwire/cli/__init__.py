@@ -7,35 +7,29 @@ says what happened (see ``memwire --help`` and :mod:`memwire.cli._common`).
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 import traceback
 from collections.abc import Sequence
-from types import ModuleType
 
-from memwire.cli import _common, daemon, doctor, evaluate, records, serving, store, transfer
+from memwire.cli import (
+    _common,
+    connect,
+    daemon,
+    doctor,
+    evaluate,
+    hook,
+    records,
+    serving,
+    store,
+    transfer,
+)
 from memwire.cli._common import EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
 __all__ = ["build_parser", "main"]
 
-_GROUPS = (serving, records, store, transfer, doctor, daemon, evaluate)
-# Command groups other parts of memwire add (agent-host hooks, host connectors): registered
-# when their module is present.
-_OPTIONAL = ("hook", "connect")
-
-
-def _groups() -> list[ModuleType]:
-    groups = list(_GROUPS)
-    for name in _OPTIONAL:
-        try:
-            groups.append(importlib.import_module(f"memwire.cli.{name}"))
-        except ModuleNotFoundError as exc:
-            if exc.name != f"memwire.cli.{name}" and _common.debug():
-                traceback.print_exc()
-        except Exception:  # a broken optional group must not take the whole CLI down
-            if _common.debug():
-                traceback.print_exc()
-    return groups
+# Every command group, in the order `memwire --help` lists them. All are plain imports: a group
+# that fails to import fails the whole CLI (and its tests) rather than vanishing from it.
+_GROUPS = (serving, records, store, transfer, doctor, daemon, evaluate, hook, connect)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--json", action="store_true", default=False, help="print JSON")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for group in _groups():
+    for group in _GROUPS:
         group.register(commands)
     return parser
 
