@@ -1,44 +1,76 @@
-# One set of targets for humans and CI alike (.ci/run calls `make lint test`).
+# One set of targets for humans and CI alike (.ci/run calls `make test`, then `make lint`).
+# PYTHON is your interpreter: `make dev` installs into it. `make test` and `make lint` never touch
+# it: they build and install memwire into their own virtualenv, TEST_VENV (created from PYTHON
+# when missing), so they test the installed package and leave an editable install alone.
 PYTHON ?= python3
 CARGO ?= cargo
+TEST_VENV ?= .venv-test
+TEST_PYTHON := $(TEST_VENV)/bin/python
+# Exact versions of every dev tool (pytest, hypothesis, ruff, mypy, maturin...), as pip constraints.
+PINS := requirements-dev.txt
+# Extra pytest arguments for both passes, e.g. `make test-python PYTEST_ARGS="-x --durations=20"`.
+PYTEST_ARGS ?=
 export PIP_DISABLE_PIP_VERSION_CHECK = 1
 
 .PHONY: help dev install-test test test-rust test-python lint codegen golden bench pure-wheel clean
 
 help:
-	@echo "make dev         editable install with the Rust extension and dev tools"
-	@echo "make test        build, then: codegen/golden checks, cargo test, pytest on both backends"
-	@echo "make lint        ruff, mypy --strict, cargo fmt --check, clippy -D warnings"
-	@echo "make codegen     regenerate the kernel tables from native/"
-	@echo "make golden      regenerate tests/golden/ from the pure kernel (review the diff!)"
-	@echo "make bench       asv kernel benchmarks (see asv_bench/)"
-	@echo "make pure-wheel  build the py3-none-any wheel (pure-Python kernel only)"
+	@echo "make dev           editable install into PYTHON ($(PYTHON)): extension + pinned dev tools"
+	@echo "make test          everything below, in $(TEST_VENV)/ (never touches PYTHON's packages):"
+	@echo "  make install-test  build memwire and install it + pinned test tools into $(TEST_VENV)/"
+	@echo "  make test-rust     codegen and golden checks, cargo test"
+	@echo "  make test-python   pytest twice: all tests (Rust kernel), then the tests whose kernel"
+	@echo "                     MEMWIRE_BACKEND picks (pure-Python kernel); PYTEST_ARGS=... for both"
+	@echo "make lint          in $(TEST_VENV)/: ruff, mypy --strict, cargo fmt --check, clippy -D warnings"
+	@echo "make codegen       regenerate the kernel tables from native/"
+	@echo "make golden        regenerate tests/golden/ from the pure kernel (review the diff!)"
+	@echo "make bench         asv kernel benchmarks (see asv_bench/)"
+	@echo "make pure-wheel    build the py3-none-any wheel (pure-Python kernel only)"
+	@echo "make clean         remove build outputs, caches and $(TEST_VENV)/"
+	@echo "Tool versions: $(PINS) (one file for dev, test and lint)."
 
+# maturin first, from the pins, so the build below uses it (no isolated build env with whatever
+# maturin is newest); then the package, its dependencies and the tools of [dev].
 dev:
-	$(PYTHON) -m pip install -e ".[dev]"
+	$(PYTHON) -m pip install -c $(PINS) maturin
+	$(PYTHON) -m pip install -c $(PINS) --no-build-isolation -e ".[dev]"
 
-install-test:
-	$(PYTHON) -m pip install ".[test]"
+$(TEST_PYTHON):
+	$(PYTHON) -m venv $(TEST_VENV)
+
+# A regular (non-editable) install: the tests import memwire from site-packages, as users do.
+# The build reuses rust/target, so an unchanged tree rebuilds in seconds.
+install-test: $(TEST_PYTHON)
+	$(TEST_PYTHON) -m pip install -q -c $(PINS) maturin
+	$(TEST_PYTHON) -m pip install -q -c $(PINS) --no-build-isolation ".[test]"
 
 test: install-test test-rust test-python
 
-test-rust:
-	$(PYTHON) native/codegen.py --check
-	$(PYTHON) tests/golden/generate.py --check
+test-rust: install-test
+	$(TEST_PYTHON) native/codegen.py --check
+	$(TEST_PYTHON) tests/golden/generate.py --check
 	# --release reuses the dependencies the wheel build just compiled (usearch's C++ above all).
 	cd rust && $(CARGO) test --locked --release
 
-# pytest runs once per backend: the kernel tests compare both backends in each run, and every
-# test above the kernel runs on the backend MEMWIRE_BACKEND names.
-test-python:
-	MEMWIRE_REQUIRE_RUST=1 MEMWIRE_BACKEND=rust $(PYTHON) -m pytest
-	MEMWIRE_BACKEND=python $(PYTHON) -m pytest
+# pytest runs twice (tests/conftest.py, "Two passes"). The first pass runs every test, with the
+# Rust kernel wherever MEMWIRE_BACKEND decides. The second, with the pure-Python kernel, runs only
+# the tests whose kernel MEMWIRE_BACKEND decides: a test marked both_kernels already covered both
+# kernels in the first pass, one marked backend_independent runs no kernel MEMWIRE_BACKEND picks.
+# tests/test_passes.py checks that every test runs in at least one of the two passes below.
+# MEMWIRE_TEST_INSTALLED=1: conftest refuses to run on a memwire imported from the source tree.
+SECOND_PASS := not both_kernels and not backend_independent
+test-python: install-test
+	MEMWIRE_TEST_INSTALLED=1 MEMWIRE_REQUIRE_RUST=1 MEMWIRE_BACKEND=rust \
+	  $(TEST_PYTHON) -m pytest $(PYTEST_ARGS)
+	MEMWIRE_TEST_INSTALLED=1 MEMWIRE_BACKEND=python \
+	  $(TEST_PYTHON) -m pytest -m "$(SECOND_PASS)" $(PYTEST_ARGS)
 
-lint:
-	$(PYTHON) -m pip install -q "ruff>=0.5" "mypy>=1.10"
-	$(PYTHON) -m ruff check python tests native asv_bench scripts benchmarks
-	$(PYTHON) -m ruff format --check python tests native asv_bench scripts benchmarks
-	$(PYTHON) -m mypy
+# Runs in TEST_VENV: mypy type-checks against the dependencies installed there.
+lint: install-test
+	$(TEST_PYTHON) -m pip install -q -c $(PINS) ruff mypy
+	$(TEST_PYTHON) -m ruff check python tests native asv_bench scripts benchmarks
+	$(TEST_PYTHON) -m ruff format --check python tests native asv_bench scripts benchmarks
+	$(TEST_PYTHON) -m mypy
 	cd rust && $(CARGO) fmt --all --check
 	cd rust && $(CARGO) clippy --locked --all-targets -- -D warnings
 
@@ -55,4 +87,4 @@ pure-wheel:
 	$(PYTHON) scripts/build_pure_wheel.py
 
 clean:
-	rm -rf rust/target dist build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf rust/target dist build .pytest_cache .mypy_cache .ruff_cache $(TEST_VENV)
