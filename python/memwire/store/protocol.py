@@ -4,14 +4,16 @@ Everything above this package (:mod:`memwire.memory`) talks to a :class:`Store` 
 SQL. :mod:`memwire.store.sqlite` is the embedded default; :mod:`memwire.store.reference` is a
 small in-memory store written to be read, the executable form of what follows; a networked
 store implements the same protocol and passes the same conformance suite (``tests/store/``).
-Records crossing the boundary are the frozen dataclasses below, never positional tuples.
+Records crossing the boundary are the frozen, slotted dataclasses below (and the named tuple
+:class:`Space`), never positional tuples.
 
 What every store keeps:
 
-Banks. A bank is created by its first write or config update, and gets a ``bank_id`` that is
-never reused: a bank deleted and created again has a new id (and starts at ``last_seq`` 0),
-which is how an index of the old bank notices. :meth:`Store.delete_bank` removes the bank with
-its memories, removal log, config, snapshot and unfinished reembed.
+Banks. A bank is created by its first write or config update (nothing else creates one) and
+gets a ``bank_id`` that is never reused: a bank deleted and created again has a new id (and
+starts at ``last_seq`` 0), which is how an index of the old bank notices.
+:meth:`Store.delete_bank` removes the bank with its memories, removal log, config, snapshot and
+unfinished reembed.
 
 The change sequence and ordinals. Each bank has a counter ``last_seq`` (0 for a new bank).
 Every change takes the next number: each memory added, each memory removed (forget, document
@@ -56,8 +58,7 @@ Spaces (the dense stream, docs/dense.md). A memory may carry one canonical int16
 its bank's embedder :class:`Space`. A bank records the space with its first write of a vector
 and refuses vectors of any other with :class:`~memwire.errors.InvalidInputError`
 (:func:`space_mismatch`); vectors without a space are refused the same way (:data:`NO_SPACE`),
-before anything is written. Only
-:meth:`Store.finish_reembed` moves a bank to another space.
+before anything is written. Only :meth:`Store.finish_reembed` moves a bank to another space.
 
 TTL. :meth:`Store.expire` removes the memories with ``created_at`` before the cutoff (text
 order is time order), in ordinal order, one logged removal each. :meth:`Store.allowed` hides
@@ -99,6 +100,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
+# The kernel's limit (an ordinal is a key of its index, a u32), from native/constants.toml:
+# tests/test_constants.py refuses a hand-written copy.
+from memwire._kernel.contract import MAX_ORDINAL
+
 __all__ = [
     "CLOSED",
     "EXHAUSTED",
@@ -126,7 +131,6 @@ __all__ = [
     "space_mismatch",
 ]
 
-MAX_ORDINAL = 2**32 - 1  # the kernel's: an ordinal is a key of its index, a u32
 EXHAUSTED = "the bank has exhausted its ordinals"
 CLOSED = "the store is closed"
 NO_SPACE = "vectors need an embedder space"
@@ -202,12 +206,20 @@ class Additions:
         return cls.from_rows([(a.ordinal, a.content, a.context, a.vector) for a in items])
 
     @classmethod
-    def from_rows(cls, rows: Sequence[tuple[int, str, str | None, bytes | None]]) -> Additions:
-        """From ``(ordinal, content, context, vector)`` rows, e.g. a database cursor's."""
-        if not rows:
-            return cls([], [], [], [])
-        ordinals, contents, contexts, vectors = zip(*rows, strict=True)
-        return cls(list(ordinals), list(contents), list(contexts), list(vectors))
+    def from_rows(cls, rows: Iterable[tuple[int, str, str | None, bytes | None]]) -> Additions:
+        """From ``(ordinal, content, context, vector)`` rows, e.g. a database cursor. Each row
+        is dropped as soon as it is read: holding 100k row tuples at once costs more (the
+        cyclic GC scans them) than building the columns."""
+        ordinals: list[int] = []
+        contents: list[str] = []
+        contexts: list[str | None] = []
+        vectors: list[bytes | None] = []
+        for ordinal, content, context, vector in rows:
+            ordinals.append(ordinal)
+            contents.append(content)
+            contexts.append(context)
+            vectors.append(vector)
+        return cls(ordinals, contents, contexts, vectors)
 
     def __len__(self) -> int:
         return len(self.ordinals)

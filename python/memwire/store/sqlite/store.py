@@ -499,7 +499,7 @@ class SQLiteStore(SnapshotTables, ReembedTables):
                     "SELECT ordinal, content, context, vector FROM memories "
                     "WHERE bank_id = ? AND ordinal > ? ORDER BY ordinal",
                     (bank_id, since),
-                ).fetchall()
+                )
             )
             return Changes(last_seq, added, removed, gap=False)
 
