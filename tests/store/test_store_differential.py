@@ -14,6 +14,9 @@ from memwire.errors import MemwireError
 from memwire.store import Changes, ReferenceStore, Store, WriteResult
 from store_support import OTHER_SPACE, SPACE, day, dump, item, vec
 
+# Stores only: no kernel, so one pass of make test covers them.
+pytestmark = pytest.mark.backend_independent
+
 BANKS = ("a", "b")
 CONTENTS = [f"text {n}" for n in range(12)]
 

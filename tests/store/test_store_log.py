@@ -7,6 +7,9 @@ import pytest
 from memwire.store import Allowed, Expired, Store, WriteResult
 from store_support import OTHER_SPACE, day, item
 
+# Stores only: no kernel, so one pass of make test covers them.
+pytestmark = pytest.mark.backend_independent
+
 
 def bank_id(store: Store, bank: str = "b") -> int:
     head = store.head(bank)

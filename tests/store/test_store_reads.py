@@ -12,6 +12,9 @@ from memwire.store import BankStats, Row, Store
 from memwire.store.protocol import CLOSED
 from store_support import DATE, SPACE, StoreFactory, day, dump, item, vec
 
+# Stores only: no kernel, so one pass of make test covers them.
+pytestmark = pytest.mark.backend_independent
+
 
 def test_get_returns_the_stored_row(store: Store) -> None:
     a = item("content", tags=["t1", "t2"], context="ctx", document_id="doc", created_at=day(3))

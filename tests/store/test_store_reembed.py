@@ -8,6 +8,9 @@ from memwire.store import ReembedItem, ReembedState, StagedVector, Store
 from memwire.store.protocol import reembed_gone, reembed_moved, space_mismatch
 from store_support import OTHER_SPACE, SPACE, item, vec
 
+# Stores only: no kernel, so one pass of make test covers them.
+pytestmark = pytest.mark.backend_independent
+
 NEW = OTHER_SPACE
 
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from memwire.store import Snapshot, Store
 from store_support import item
+
+# Stores only: no kernel, so one pass of make test covers them.
+pytestmark = pytest.mark.backend_independent
 
 
 def bank_at(store: Store, seq: int) -> int:

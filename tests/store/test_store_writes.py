@@ -10,6 +10,9 @@ from memwire.store import MAX_ORDINAL, Addition, Additions, Store
 from memwire.store.protocol import EXHAUSTED, NO_SPACE, document_conflict, space_mismatch
 from store_support import OTHER_SPACE, SPACE, StoreFactory, item, vec
 
+# Stores only: no kernel, so one pass of make test covers them.
+pytestmark = pytest.mark.backend_independent
+
 
 def live(store: Store, bank: str = "b") -> list[tuple[int, str]]:
     return [(r.ordinal, r.content) for r in store.iter_rows(bank)]
