@@ -9,12 +9,16 @@ import importlib
 import json
 import os
 import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from memwire import hosts
 from memwire.connect import connect, list_hosts
 from memwire.hooks import events, transcript
+from memwire.hooks.block import Entry
 from memwire.hosts.base import (
     Envelope,
     HookFormat,
@@ -202,7 +206,7 @@ def test_the_checker_catches_a_bad_declaration(change: dict[str, object], compla
 
 @pytest.fixture
 def zed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """ZED registered; a private memwire home, in-process store; returns a fake HOME."""
+    """ZED registered; a private memwire home; returns a fake HOME."""
     monkeypatch.setitem(hosts.HOSTS, "zed", ZED)
     monkeypatch.delenv("ZED_HOME", raising=False)
     monkeypatch.delenv("CODEX_HOME", raising=False)
@@ -286,7 +290,9 @@ def test_the_cli_offers_a_registered_host(zed: Path, capsys: pytest.CaptureFixtu
     assert args.host == "zed"
 
 
-def test_the_hooks_understand_a_registered_host(zed: Path, tmp_path: Path) -> None:
+def test_the_hooks_understand_a_registered_host(
+    zed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert "zed" in events.host_choices()
     assert events.canonical_event("BeforeAsk") == events.canonical_event("before_ask") == "prompt"
     assert events.canonical_event("Opened") == "session-start"
@@ -322,16 +328,46 @@ def test_the_hooks_understand_a_registered_host(zed: Path, tmp_path: Path) -> No
     assert events.detect_host(parsed) == "zed"
     (exchange,) = transcript.read_exchanges(log)
     assert exchange.text() == "User: How do we deploy?\n\nAssistant: With ops/deploy.sh."
-    # a whole run: the transcript is retained at stop, recalled at the next prompt, and the
-    # block comes back under the host's own event name
+    # whole runs, host guessed from the payload: the transcript is captured at stop, tagged
+    # with the host; the prompt's block comes back under the host's own event name
+    store = _Store()
+    monkeypatch.setattr(events, "open_client", lambda url, db: store)
     stop = events.run_hook("stop", json.dumps({**payload, "zed_event": "AfterAnswer"}), budget=60)
-    assert (stop.host, stop.retained, stop.output) == ("zed", 1, "{}")
-    from memwire.memory import Memory
-
-    with Memory(Path(os.environ["MEMWIRE_HOME"]) / "memory.db") as memory:
-        memory.retain("Deploys use ops/deploy.sh staging.", bank=stop.bank)
+    assert (stop.host, stop.retained, stop.output, stop.error) == ("zed", 1, "{}", "")
+    (item,) = store.retained
+    assert item["content"] == exchange.text()
+    assert item["tags"] == ["transcript", "zed", "session:t-9"]
     result = events.run_hook("prompt", json.dumps(payload), budget=60)
-    assert result.host == "zed" and result.error == ""
+    assert result.host == "zed" and result.error == "" and store.queries == [payload["ask"]]
     out = json.loads(result.output)["hookSpecificOutput"]
     assert out["hookEventName"] == "BeforeAsk" and "ops/deploy.sh" in out["additionalContext"]
     assert events.format_output("zed", "stop", "block") == "{}"
+
+
+class _Store:
+    """A hook client that keeps what it is given (these tests are about hosts, not stores)."""
+
+    kind = "local"
+
+    def __init__(self) -> None:
+        self.retained: list[dict[str, Any]] = []
+        self.queries: list[str] = []
+
+    def recall(
+        self, bank: str, query: str, *, limit: int, budget: int, exclude_tags: Sequence[str]
+    ) -> list[Entry]:
+        self.queries.append(query)
+        return [Entry("mem_1", "Deploys use ops/deploy.sh staging.", datetime(2026, 9, 20))]
+
+    def recent(self, bank: str, *, limit: int, exclude_tags: Sequence[str]) -> list[Entry]:
+        return []
+
+    def retain(self, bank: str, item: Mapping[str, Any]) -> str:
+        return self.retain_many(bank, [item])[0]
+
+    def retain_many(self, bank: str, items: Sequence[Mapping[str, Any]]) -> list[str]:
+        self.retained.extend(dict(i) for i in items)
+        return [f"mem_{n}" for n in range(len(items))]
+
+    def close(self) -> None:
+        return None
