@@ -8,11 +8,11 @@
         memory.retain("the staging DB is on port 5433")
 
 Nothing is durable (``durable`` is False, so :class:`memwire.Memory` writes no index
-snapshots to it, though the store keeps any it is given). One lock guards everything. Each
-change either checks everything before it touches anything, or (:meth:`ReferenceStore.write`,
-:meth:`ReferenceStore.forget`, :meth:`ReferenceStore.expire`) works on a copy of its bank that
-replaces the bank only when nothing raised, so a write costs time linear in the bank's size:
-a reference, not a fast store.
+snapshots to it, though the store keeps any it is given). One lock guards everything.
+:meth:`ReferenceStore.write`, the one change that can fail part way, works on a copy of its
+bank that replaces the bank only when nothing raised (so a write costs time linear in the
+bank's size: a reference, not a fast store); every other change checks everything before it
+touches anything.
 """
 
 from __future__ import annotations
@@ -85,9 +85,7 @@ class _Bank:
     reembed: _Reembed | None = None
 
     def copy(self) -> _Bank:
-        reembed = self.reembed
-        if reembed is not None:
-            reembed = _Reembed(reembed.space, reembed.done_through, dict(reembed.staged))
+        """A copy a write may change (a write never touches the snapshot or the reembed)."""
         return dataclasses.replace(
             self,
             rows=dict(self.rows),
@@ -95,7 +93,6 @@ class _Bank:
             by_hash=dict(self.by_hash),
             by_document=dict(self.by_document),
             removals=list(self.removals),
-            reembed=reembed,
         )
 
     def since(self, seq: int) -> Additions:
@@ -106,8 +103,8 @@ class _Bank:
             if o > seq
         )
 
-    def remove(self, ordinal: int) -> int:
-        """Remove a live memory as the next change; its seq."""
+    def remove(self, ordinal: int) -> None:
+        """Remove a live memory as the next change."""
         gone = self.rows.pop(ordinal)
         del self.by_id[gone.row.id]
         if gone.row.document_id is None:
@@ -116,10 +113,9 @@ class _Bank:
             del self.by_document[gone.row.document_id]
         self.last_seq += 1
         self.removals.append((self.last_seq, ordinal))
-        return self.last_seq
 
-    def add(self, item: NewMemory, tags: tuple[str, ...]) -> int:
-        """Add a memory as the next change; its ordinal."""
+    def add(self, item: NewMemory, tags: tuple[str, ...]) -> None:
+        """Add a memory as the next change: its seq is its ordinal."""
         ordinal = self.last_seq + 1
         if ordinal > MAX_ORDINAL:
             raise StorageError(EXHAUSTED)
@@ -141,7 +137,6 @@ class _Bank:
         else:
             self.by_document[item.document_id] = ordinal
         self.last_seq = ordinal
-        return ordinal
 
 
 class ReferenceStore:
@@ -225,7 +220,7 @@ class ReferenceStore:
     def get_config(self, bank: str) -> dict[str, Any] | None:
         with self._lock:
             found = self._named(bank)
-            return None if found is None else dict(json.loads(found.config))
+            return None if found is None else json.loads(found.config)
 
     def update_config(
         self, bank: str, update: Callable[[dict[str, Any]], dict[str, Any]]
@@ -304,7 +299,7 @@ class ReferenceStore:
                     continue
                 if bank is not None and found.name != bank:
                     return None
-                return self._remove(found.copy(), [ordinal])
+                return self._remove(found, [ordinal])
             return None
 
     def expire(self, bank: str, cutoff: str, dry_run: bool) -> Expired:
@@ -316,16 +311,16 @@ class ReferenceStore:
             ids = [found.rows[o].row.id for o in victims]
             if dry_run or not victims:
                 return Expired(ids, None)
-            return Expired(ids, self._remove(found.copy(), victims))
+            return Expired(ids, self._remove(found, victims))
 
-    def _remove(self, draft: _Bank, ordinals: list[int]) -> WriteResult:
-        first_seq = draft.last_seq
-        ids = [draft.rows[o].row.id for o in ordinals]
+    @staticmethod
+    def _remove(found: _Bank, ordinals: list[int]) -> WriteResult:
+        first_seq = found.last_seq
+        ids = [found.rows[o].row.id for o in ordinals]
         for ordinal in ordinals:
-            draft.remove(ordinal)
-        self._commit(draft)
+            found.remove(ordinal)
         return WriteResult(
-            draft.name, draft.id, ids, Additions.of(()), ordinals, first_seq, draft.last_seq
+            found.name, found.id, ids, Additions.of(()), ordinals, first_seq, found.last_seq
         )
 
     # -- reads -------------------------------------------------------------------------------
