@@ -71,6 +71,8 @@ lint: install-test
 	$(TEST_PYTHON) -m ruff check python tests native asv_bench scripts benchmarks
 	$(TEST_PYTHON) -m ruff format --check python tests native asv_bench scripts benchmarks
 	$(TEST_PYTHON) -m mypy
+	# The extension's stub (_native.pyi) against the installed build; no allowlist.
+	$(TEST_PYTHON) -m mypy.stubtest memwire._kernel._native
 	cd rust && $(CARGO) fmt --all --check
 	cd rust && $(CARGO) clippy --locked --all-targets -- -D warnings
 

@@ -270,6 +270,20 @@ def _hnsw_scalar(dense: dict) -> str:
     return str(scalar)
 
 
+def _limits(c: dict) -> tuple[int, int]:
+    """(max_ordinal, max_dim), checked: the kernels' types fix the one, sanity the other."""
+    limits = c["limits"]
+    max_ordinal, max_dim = limits["max_ordinal"], limits["max_dim"]
+    if max_ordinal != 2**32 - 1:
+        raise SystemExit(
+            "limits.max_ordinal must be 4294967295: ordinals are u32 in both kernels and in "
+            f"the snapshot's roaring bitmaps, got {max_ordinal!r}"
+        )
+    if isinstance(max_dim, bool) or not isinstance(max_dim, int) or max_dim < 1:
+        raise SystemExit(f"limits.max_dim must be a positive integer, got {max_dim!r}")
+    return max_ordinal, max_dim
+
+
 def _rs_f64(x: float) -> str:
     text = repr(float(x))
     return text if ("." in text or "e" in text) else text + ".0"
@@ -283,12 +297,15 @@ def render_python(
     emb_fold: dict[int, str],
 ) -> str:
     tok, fusion, dense, snap = c["tokenizer"], c["fusion"], c["dense"], c["snapshot"]
+    max_ordinal, max_dim = _limits(c)
     lines = [
         f"# {HEADER}",
         '"""Constants and Unicode tables of the kernel contract (see docs/parity.md)."""',
         "",
         f"CONTRACT_VERSION = {c['contract']['version']}",
         f"UNICODE_VERSION = {_py_str(c['unicode']['version'])}",
+        f"MAX_ORDINAL = {max_ordinal}",
+        f"MAX_DIM = {max_dim}",
         f"TOKENIZER_VERSION = {tok['version']}",
         f"MAX_TOKEN_CHARS = {tok['max_token_chars']}",
         f"JOINERS = {_py_str(tok['joiners'])}",
@@ -352,12 +369,16 @@ def render_rust(
 ) -> str:
     tok, fusion, dense, snap = c["tokenizer"], c["fusion"], c["dense"], c["snapshot"]
     stop = sorted(tok["stopwords"])
+    max_ordinal, max_dim = _limits(c)
     lines = [
         f"// {HEADER}",
         "//! Constants and Unicode tables of the kernel contract (see docs/parity.md).",
         "",
         f"pub const CONTRACT_VERSION: u32 = {c['contract']['version']};",
         f"pub const UNICODE_VERSION: &str = {_rs_str(c['unicode']['version'])};",
+        "/// Ordinals are `0..=MAX_ORDINAL` (`u32::MAX`: codegen admits no other value).",
+        f"pub const MAX_ORDINAL: u32 = {max_ordinal};",
+        f"pub const MAX_DIM: usize = {max_dim};",
         f"pub const TOKENIZER_VERSION: u32 = {tok['version']};",
         f"pub const MAX_TOKEN_CHARS: usize = {tok['max_token_chars']};",
         f"pub const JOINERS: &str = {_rs_str(tok['joiners'])};",

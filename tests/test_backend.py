@@ -5,10 +5,25 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import types
 
 import pytest
 from backends import BACKENDS
 from memwire.errors import BackendError
+
+
+def fake_extension(monkeypatch: pytest.MonkeyPatch, module: types.ModuleType | None) -> None:
+    """Make ``from memwire._kernel import _native`` find ``module`` (None: fail to import).
+
+    The loader imports the extension by name, which looks at the package attribute before
+    ``sys.modules``, so both are replaced."""
+    import memwire._kernel as package
+
+    monkeypatch.setitem(sys.modules, "memwire._kernel._native", module)
+    if module is None:
+        monkeypatch.delattr(package, "_native", raising=False)
+    else:
+        monkeypatch.setattr(package, "_native", module, raising=False)
 
 
 def run_info(value: str | None) -> subprocess.CompletedProcess[str]:
@@ -45,14 +60,12 @@ def test_rust_is_the_default_after_a_normal_install() -> None:
 
 
 def test_stale_extension_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    import types
-
     from memwire._kernel import backend as _backend
 
     fake = types.ModuleType("memwire._kernel._native")
     fake.CONTRACT_VERSION = -1  # type: ignore[attr-defined]
     fake.__version__ = "0.0.0"  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "memwire._kernel._native", fake)
+    fake_extension(monkeypatch, fake)
     with pytest.raises(BackendError, match="kernel contract -1"):
         _backend.load_kernel("rust")
     fake.CONTRACT_VERSION = _backend.load_kernel("python").CONTRACT_VERSION  # type: ignore[attr-defined]
@@ -63,9 +76,7 @@ def test_stale_extension_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_rust_requested_but_missing_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
     from memwire._kernel import backend as _backend
 
-    monkeypatch.setitem(
-        sys.modules, "memwire._kernel._native", None
-    )  # import now raises ImportError
+    fake_extension(monkeypatch, None)  # the import now raises ImportError
     monkeypatch.setenv("MEMWIRE_BACKEND", "rust")
     monkeypatch.setattr(_backend, "_chosen", None)
     with pytest.raises(BackendError, match="not installed"):

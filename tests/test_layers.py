@@ -19,8 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent / "python" / "memwire"
 LAYERS: list[tuple[int, tuple[str, ...]]] = [
     (0, ("errors", "records", "_progress", "models")),
     (1, ("_dates", "_text", "redact")),
-    (2, ("config",)),
-    (3, ("_kernel",)),
+    # The kernel sits below config: config's defaults (the fusion weights) are contract constants.
+    (2, ("_kernel",)),
+    (3, ("config",)),
     (4, ("store", "embed")),
     (5, ("memory",)),
     (6, ("server", "eval")),

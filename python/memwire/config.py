@@ -24,6 +24,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from memwire._kernel.contract import DEFAULT_WEIGHTS
 from memwire._text import clean_tags
 from memwire.errors import InvalidInputError
 
@@ -61,8 +62,9 @@ MAX_RECALL_TOKENS = 1_000_000
 MAX_CONFIG_BYTES = 64 * 1024
 EMBEDDER_MODES = ("static", "none")
 DEFAULT_EMBEDDER = "static"
-# Chosen on LoCoMo dev (docs/dense.md): dense at 0.3 lifts R@10 over BM25 + overlap; 1.0 hurts.
-DEFAULT_FUSION_WEIGHTS: tuple[float, float, float] = (1.0, 0.5, 0.3)
+# The kernel's default (native/constants.toml, chosen on LoCoMo dev, docs/dense.md): the dense
+# stream at 0.3 lifts R@10 over BM25 + overlap; 1.0 hurts.
+DEFAULT_FUSION_WEIGHTS: tuple[float, float, float] = DEFAULT_WEIGHTS
 # Chosen on LoCoMo dev and the benchmark corpus's needle queries (docs/dense.md): at 1.5 the
 # gate fires on 95% of identifier lookups and on 3% of LoCoMo questions, leaving their recall
 # unchanged.

@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "BackendError",
     "ConflictError",
+    "HnswError",
     "InvalidInputError",
     "MemwireError",
     "NotFoundError",
@@ -44,6 +45,12 @@ class StorageError(MemwireError):
 
 class SnapshotError(MemwireError):
     """An index snapshot could not be read (corrupt, foreign or from another version)."""
+
+
+class HnswError(MemwireError, RuntimeError):
+    """The HNSW library failed to create, build, search or save a dense graph (in practice: out
+    of memory). Not the caller's fault and not a damaged snapshot; the index is unchanged, and a
+    graph that failed to build leaves dense search exact."""
 
 
 class BackendError(MemwireError, ImportError):

@@ -9,16 +9,17 @@
 
 An extension built for another contract or package version is refused rather than trusted:
 mixing a stale ``.so`` with newer Python code would silently rank differently.
+
+Both backends are imported by name (never through ``importlib``), so mypy checks each module
+against the :class:`~memwire._kernel.contract.Kernel` protocol where it is returned.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import threading
 from dataclasses import dataclass
-from types import ModuleType
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from memwire.errors import BackendError
 
@@ -53,17 +54,18 @@ _lock = threading.Lock()
 _chosen: tuple[Kernel, BackendInfo] | None = None
 
 
-def _load_rust() -> ModuleType:
+def _load_rust() -> Kernel:
     """Import the compiled module and verify it belongs to this package."""
     from memwire import __version__
     from memwire._kernel.pure import _generated
 
     try:
-        native = importlib.import_module("memwire._kernel._native")
+        from memwire._kernel import _native as native
     except ImportError as exc:
         raise BackendError(
             f"the Rust extension memwire._kernel._native is not installed ({exc})"
         ) from exc
+    # getattr: a stale build may lack the attributes the stub promises.
     contract = getattr(native, "CONTRACT_VERSION", None)
     if contract != _generated.CONTRACT_VERSION:
         raise BackendError(
@@ -85,9 +87,11 @@ def load_kernel(name: str) -> Kernel:
     Unlike :func:`get_kernel` this ignores ``MEMWIRE_BACKEND`` and never falls back.
     """
     if name == "rust":
-        return cast("Kernel", _load_rust())
+        return _load_rust()
     if name == "python":
-        return cast("Kernel", importlib.import_module("memwire._kernel.pure"))
+        from memwire._kernel import pure
+
+        return pure
     raise BackendError(f"unknown backend {name!r}; choose 'rust' or 'python'")
 
 

@@ -2,7 +2,12 @@
 
 docs/parity.md specifies the behaviour; this module states the Python shape of it so that the
 rest of the package, and mypy, depend on the contract rather than on either implementation.
+mypy checks both backend modules against :class:`Kernel` (``memwire._kernel.backend``), and
+``mypy.stubtest`` checks the extension's stub against the compiled module (``make lint``).
 Vectors cross this boundary as little-endian int16 ``bytes`` (see ``memwire._kernel.vectors``).
+
+The contract's numbers are re-exported here, from the code native/codegen.py generates out of
+native/constants.toml: code outside the kernel imports them from this module, never writes them.
 """
 
 from __future__ import annotations
@@ -10,9 +15,45 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from memwire._kernel.pure._generated import (
+    CHARS_PER_TOKEN,
+    CONTRACT_VERSION,
+    DEFAULT_DEPTH,
+    DEFAULT_WEIGHTS,
+    DENSE_EXACT_MAX,
+    DENSE_SCALE,
+    MAX_DIM,
+    MAX_ORDINAL,
+    TRUNCATION_MARKER,
+)
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "CONTRACT_VERSION",
+    "DEFAULT_DEPTH",
+    "DEFAULT_WEIGHTS",
+    "DENSE_EXACT_MAX",
+    "DENSE_SCALE",
+    "MAX_DIM",
+    "MAX_ORDINAL",
+    "TRUNCATION_MARKER",
+    "BankIndex",
+    "BankIndexType",
+    "BuildInfo",
+    "DenseGraphBuild",
+    "Kernel",
+    "RecallRow",
+    "Scored",
+    "StaticEmbedder",
+    "StaticEmbedderType",
+]
+
 # (ordinal, fused score, bm25 rank, overlap rank, dense rank); a rank of 0 means absent.
 RecallRow = tuple[int, float, int, int, int]
 Scored = tuple[int, float]
+# Facts about a backend for `memwire doctor`: "backend" ("rust" or "python"), "version" and
+# "contract" in both, then backend-specific keys (build profile, library versions...).
+BuildInfo = dict[str, str | int | list[str]]
 
 
 class DenseGraphBuild(Protocol):
@@ -84,7 +125,8 @@ class BankIndex(Protocol):
 
     def install_dense_graph(self, plan: DenseGraphBuild) -> bool:
         """Phase 3: replay the changes made since ``plan`` onto its graph and install it;
-        False when it was not built, was cancelled or superseded, or is another index's."""
+        False when it was not built, was cancelled or superseded, or is another index's
+        (another backend's included: the backends type ``plan`` as any object)."""
         ...
 
     def build_dense_graph(self) -> bool:
@@ -139,3 +181,7 @@ class Kernel(Protocol):
     def rrf(self, streams: Sequence[Sequence[int]], weights: Sequence[float]) -> list[Scored]: ...
 
     def trim_to_budget(self, texts: Sequence[str], budget_tokens: int) -> list[tuple[int, str]]: ...
+
+    def build_info(self) -> BuildInfo:
+        """Facts about this backend's build, for ``memwire doctor`` and bug reports."""
+        ...

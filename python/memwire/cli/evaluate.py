@@ -11,15 +11,20 @@ from pathlib import Path
 from typing import Any
 
 from memwire.cli._common import EXIT_OK, EXIT_USAGE, CommandError, add_common, db_path, status
+from memwire.config import DEFAULT_FUSION_WEIGHTS
 
 __all__ = ["register"]
+
+_DEFAULT_WEIGHTS = ",".join(f"{w:g}" for w in DEFAULT_FUSION_WEIGHTS)
 
 
 def _weights(text: str) -> list[float]:
     try:
         values = [float(x) for x in text.split(",")]
     except ValueError:
-        raise argparse.ArgumentTypeError("expected three numbers like 1,0.5,0.3") from None
+        raise argparse.ArgumentTypeError(
+            f"expected three numbers like {_DEFAULT_WEIGHTS}"
+        ) from None
     if len(values) != 3:
         raise argparse.ArgumentTypeError("expected three numbers: bm25,overlap,dense")
     return values
@@ -33,7 +38,7 @@ def _add_run_options(p: argparse.ArgumentParser, *, weights: bool = True) -> Non
             default=None,
             metavar="BM25,OVERLAP,DENSE",
             help="fusion weights of the evaluation banks (default: the bank default, "
-            "1,0.5,0.3); 1,0,0 measures BM25 alone",
+            f"{_DEFAULT_WEIGHTS}); 1,0,0 measures BM25 alone",
         )
         p.add_argument(
             "--embedder",

@@ -14,6 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from memwire._kernel.contract import MAX_DIM
 from memwire._kernel.vectors import quantize
 from memwire.errors import InvalidInputError
 
@@ -22,7 +23,6 @@ __all__ = ["MAX_DIM", "MAX_ID_CHARS", "Embedder", "Vector", "check_embedder", "e
 # What an embedder may return per text: a sequence of floats or a 1-d numpy array, or None.
 Vector = Sequence[float] | npt.NDArray[Any] | None
 
-MAX_DIM = 4096  # the kernel's limit (docs/parity.md)
 MAX_ID_CHARS = 200
 
 

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, Weak};
 use roaring::RoaringBitmap;
 use usearch::{Index as Hnsw, IndexOptions, MetricKind, ScalarKind};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, HnswOp, Result};
 use crate::generated::{
     DENSE_EXACT_MAX, DENSE_SCALE, HNSW_CONNECTIVITY, HNSW_EXPANSION_ADD, HNSW_EXPANSION_SEARCH,
     HNSW_OVERSAMPLE, HNSW_SCALAR,
@@ -102,14 +102,16 @@ impl GraphBuild {
             return Ok(true);
         }
         let graph = new_graph(self.dim)?;
-        graph
-            .reserve(self.ords.len().max(1))
-            .map_err(|e| Error::corrupt(format!("hnsw reserve: {e}")))?;
+        graph.reserve(self.ords.len().max(1)).map_err(|_| Error::Hnsw(HnswOp::Build))?;
         for (&o, row) in self.ords.iter().zip(self.data.chunks_exact(self.dim)) {
             if self.cancel.load(Ordering::Relaxed) {
                 return Ok(false);
             }
-            graph_add(&graph, o, row);
+            // The planned vectors make the graph: one the library cannot take fails the build
+            // (as the Python twin's bulk insertion does), rather than leave a partial graph.
+            if !graph_add(&graph, o, row) {
+                return Err(Error::Hnsw(HnswOp::Build));
+            }
         }
         // Catch up with the changes recorded meanwhile (a bulk import goes on during a build),
         // so that the install, under the index's write lock, replays only a short tail.
@@ -140,7 +142,9 @@ fn take_journal(journal: &Journal) -> Vec<Change> {
 fn replay(graph: &Hnsw, changes: Vec<Change>) {
     for change in changes {
         match change {
-            Change::Add(o, v) => graph_add(graph, o, &v),
+            Change::Add(o, v) => {
+                let _ = graph_add(graph, o, &v);
+            }
             Change::Remove(o) => graph_remove(graph, o),
         }
     }
@@ -201,7 +205,7 @@ impl DenseStore {
         self.ords.push(ordinal);
         self.data.extend_from_slice(vector);
         if let Some(graph) = &self.hnsw {
-            graph_add(graph, ordinal, vector);
+            let _ = graph_add(graph, ordinal, vector);
         }
         self.record(|| Change::Add(ordinal, vector.to_vec()));
     }
@@ -300,7 +304,7 @@ impl DenseStore {
                 let wanted = self.len().min(k.saturating_mul(HNSW_OVERSAMPLE));
                 let found = graph
                     .search(&to_f32(query), wanted)
-                    .map_err(|e| Error::corrupt(format!("hnsw search: {e}")))?;
+                    .map_err(|_| Error::Hnsw(HnswOp::Search))?;
                 let mut seen = HashSet::default();
                 for key in found.keys {
                     let Ok(o) = u32::try_from(key) else { continue };
@@ -320,7 +324,7 @@ impl DenseStore {
     pub fn hnsw_bytes(&self) -> Result<Option<Vec<u8>>> {
         let Some(graph) = self.hnsw.as_ref() else { return Ok(None) };
         let mut buf = vec![0u8; graph.serialized_length()];
-        graph.save_to_buffer(&mut buf).map_err(|e| Error::corrupt(format!("hnsw save: {e}")))?;
+        graph.save_to_buffer(&mut buf).map_err(|_| Error::Hnsw(HnswOp::Save))?;
         Ok(Some(buf))
     }
 
@@ -332,8 +336,8 @@ impl DenseStore {
     /// Serialises the graph into `out`, exactly [`DenseStore::hnsw_len`] bytes (snapshots write
     /// it in place).
     pub fn save_hnsw(&self, out: &mut [u8]) -> Result<()> {
-        let Some(graph) = self.hnsw.as_ref() else { return Err(Error::corrupt("hnsw save")) };
-        graph.save_to_buffer(out).map_err(|e| Error::corrupt(format!("hnsw save: {e}")))
+        let Some(graph) = self.hnsw.as_ref() else { return Err(Error::Hnsw(HnswOp::Save)) };
+        graph.save_to_buffer(out).map_err(|_| Error::Hnsw(HnswOp::Save))
     }
 
     /// Installs a graph read from a snapshot; it must describe exactly these vectors.
@@ -378,10 +382,13 @@ fn new_graph(dim: usize) -> Result<Hnsw> {
         expansion_search: HNSW_EXPANSION_SEARCH,
         multi: false,
     };
-    Hnsw::new(&options).map_err(|e| Error::corrupt(format!("hnsw: {e}")))
+    Hnsw::new(&options).map_err(|_| Error::Hnsw(HnswOp::Create))
 }
 
-fn graph_add(graph: &Hnsw, ordinal: u32, vector: &[i16]) {
+/// Inserts one vector; `false` when the library failed. Outside a build the failure is ignored:
+/// a graph in use that misses a vector only lacks one proposal, and exact scores never depend
+/// on the graph (the Python twin ignores it the same way).
+fn graph_add(graph: &Hnsw, ordinal: u32, vector: &[i16]) -> bool {
     // The C++ index needs capacity reserved ahead of insertion; grow geometrically.
     let capacity = if graph.size() < graph.capacity() {
         graph.capacity()
@@ -393,8 +400,7 @@ fn graph_add(graph: &Hnsw, ordinal: u32, vector: &[i16]) {
     // that slot's generator, as the Python binding's `add(threads=1)` does (docs/parity.md,
     // "Dense stream"). The store is borrowed exclusively here: no search holds a slot.
     let _ = graph.reserve(capacity);
-    // A failed insertion only loses an HNSW proposal; exact scores never depend on the graph.
-    let _ = graph.add(u64::from(ordinal), &to_f32(vector));
+    graph.add(u64::from(ordinal), &to_f32(vector)).is_ok()
 }
 
 fn graph_remove(graph: &Hnsw, ordinal: u32) {

@@ -10,6 +10,8 @@ pub enum ErrorKind {
     InvalidInput,
     /// `SnapshotError`: a snapshot could not be loaded.
     Snapshot,
+    /// `HnswError`: the HNSW library failed at run time (in practice: out of memory).
+    Hnsw,
 }
 
 /// Every error the kernel raises. Numbers are carried as text so that the Python layer can
@@ -41,6 +43,29 @@ pub enum Error {
     /// Malformed snapshot content; the detail is informative only (it may differ between
     /// backends, parity.md allows that after the `: `).
     CorruptSnapshot(String),
+    /// The HNSW library failed to do `op` (create, build, search or save a graph). The
+    /// library's own text is left out: the message is the same from both kernels.
+    Hnsw(HnswOp),
+}
+
+/// What the HNSW library failed to do (the word in `hnsw graph {op} failed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HnswOp {
+    Create,
+    Build,
+    Search,
+    Save,
+}
+
+impl HnswOp {
+    fn as_str(self) -> &'static str {
+        match self {
+            HnswOp::Create => "create",
+            HnswOp::Build => "build",
+            HnswOp::Search => "search",
+            HnswOp::Save => "save",
+        }
+    }
 }
 
 impl Error {
@@ -51,6 +76,7 @@ impl Error {
             | Error::SnapshotContract(_)
             | Error::SnapshotTokenizer(_)
             | Error::CorruptSnapshot(_) => ErrorKind::Snapshot,
+            Error::Hnsw(_) => ErrorKind::Hnsw,
             _ => ErrorKind::InvalidInput,
         }
     }
@@ -62,10 +88,10 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        use crate::generated::{CONTRACT_VERSION, TOKENIZER_VERSION};
+        use crate::generated::{CONTRACT_VERSION, MAX_DIM, MAX_ORDINAL, TOKENIZER_VERSION};
         match self {
             Error::OrdinalRange(n) => {
-                write!(f, "ordinal must be between 0 and 4294967295, got {n}")
+                write!(f, "ordinal must be between 0 and {MAX_ORDINAL}, got {n}")
             }
             Error::DuplicateOrdinal(n) => write!(f, "ordinal {n} is already indexed"),
             Error::LengthMismatch => {
@@ -75,7 +101,7 @@ impl fmt::Display for Error {
                 write!(f, "vector has {got} dimensions, index has {dim}")
             }
             Error::ZeroVector => f.write_str("vector must not be all zeros"),
-            Error::DimRange(n) => write!(f, "dim must be between 0 and 4096, got {n}"),
+            Error::DimRange(n) => write!(f, "dim must be between 0 and {MAX_DIM}, got {n}"),
             Error::KTooSmall(n) => write!(f, "k must be at least 1, got {n}"),
             Error::DepthTooSmall(n) => write!(f, "depth must be at least 1, got {n}"),
             Error::WeightCount { expected, got } => {
@@ -96,6 +122,7 @@ impl fmt::Display for Error {
             }
             Error::CorruptSnapshot(detail) if detail.is_empty() => f.write_str("corrupt snapshot"),
             Error::CorruptSnapshot(detail) => write!(f, "corrupt snapshot: {detail}"),
+            Error::Hnsw(op) => write!(f, "hnsw graph {} failed", op.as_str()),
         }
     }
 }
@@ -104,7 +131,7 @@ impl std::error::Error for Error {}
 
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// Validates a caller-supplied ordinal (`0..=u32::MAX`).
+/// Validates a caller-supplied ordinal (`0..=MAX_ORDINAL`).
 pub fn check_ordinal(n: i64) -> Result<u32> {
     u32::try_from(n).map_err(|_| Error::OrdinalRange(n.to_string()))
 }
@@ -125,7 +152,7 @@ pub fn check_depth(depth: i64) -> Result<usize> {
     Ok(usize::try_from(depth).unwrap_or(usize::MAX))
 }
 
-/// Validates an index dimension (`0..=4096`).
+/// Validates an index dimension (`0..=MAX_DIM`).
 pub fn check_dim(dim: i64) -> Result<usize> {
     if !(0..=crate::MAX_DIM as i64).contains(&dim) {
         return Err(Error::DimRange(dim.to_string()));
@@ -186,5 +213,10 @@ mod tests {
         assert_eq!(Error::corrupt("bad tfs").to_string(), "corrupt snapshot: bad tfs");
         assert_eq!(Error::NotSnapshot.kind(), ErrorKind::Snapshot);
         assert_eq!(Error::ZeroVector.kind(), ErrorKind::InvalidInput);
+        assert_eq!(Error::Hnsw(HnswOp::Search).to_string(), "hnsw graph search failed");
+        assert_eq!(Error::Hnsw(HnswOp::Create).to_string(), "hnsw graph create failed");
+        assert_eq!(Error::Hnsw(HnswOp::Build).to_string(), "hnsw graph build failed");
+        assert_eq!(Error::Hnsw(HnswOp::Save).to_string(), "hnsw graph save failed");
+        assert_eq!(Error::Hnsw(HnswOp::Build).kind(), ErrorKind::Hnsw);
     }
 }

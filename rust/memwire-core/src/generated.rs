@@ -3,6 +3,9 @@
 
 pub const CONTRACT_VERSION: u32 = 2;
 pub const UNICODE_VERSION: &str = "15.0.0";
+/// Ordinals are `0..=MAX_ORDINAL` (`u32::MAX`: codegen admits no other value).
+pub const MAX_ORDINAL: u32 = 4294967295;
+pub const MAX_DIM: usize = 4096;
 pub const TOKENIZER_VERSION: u32 = 1;
 pub const MAX_TOKEN_CHARS: usize = 64;
 pub const JOINERS: &str = "_-./:@'\u{2019}+#";

@@ -19,9 +19,13 @@ pub mod tokenizer;
 pub mod wordpiece;
 
 pub use dense::GraphBuild;
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, HnswOp, Result};
 pub use index::{BankIndex, RecallRow, Scored, Stats};
 pub use wordpiece::StaticEmbedder;
 
-/// Largest accepted vector dimension (docs/parity.md, "Errors").
-pub const MAX_DIM: usize = 4096;
+/// The largest accepted vector dimension and ordinal (docs/parity.md, "Errors"), from
+/// native/constants.toml.
+pub use generated::{MAX_DIM, MAX_ORDINAL};
+
+// Ordinals are stored as u32 throughout the core (and in the snapshot's roaring bitmaps).
+const _: () = assert!(MAX_ORDINAL == u32::MAX);

@@ -178,7 +178,10 @@ fn build<'a>(get: &dyn Fn(&str) -> Option<Raw<'a>>) -> Result<BankIndex> {
     let dim = match get("dim").map(Raw::value) {
         Some(Value::Integer(i)) => match i.as_u64() {
             Some(d) if d <= crate::MAX_DIM as u64 => d as usize,
-            _ => return Err(corrupt(format!("dim: must be between 0 and 4096, got {i}"))),
+            _ => {
+                let max = crate::MAX_DIM;
+                return Err(corrupt(format!("dim: must be between 0 and {max}, got {i}")));
+            }
         },
         _ => return Err(field("dim")),
     };
@@ -311,7 +314,7 @@ const BITSET_BYTES: usize = 8192;
 
 /// Whether `raw` is exactly what both writers (roaring-rs, CRoaring) write for some set: the
 /// portable format without run containers, keys ascending, the offset header right, an array of
-/// ascending values for a container of at most 4096 values, else a bitset of that many bits,
+/// ascending values for a container of at most `ARRAY_MAX` values, else a bitset of that many bits,
 /// and nothing after the last container. The Python kernel accepts the same bytes (it
 /// deserialises, then compares the serialisation with the input).
 fn canonical_roaring(raw: &[u8]) -> bool {

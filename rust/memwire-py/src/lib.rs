@@ -20,6 +20,7 @@ fn raise(py: Python<'_>, err: Error) -> PyErr {
     let name = match err.kind() {
         ErrorKind::InvalidInput => "InvalidInputError",
         ErrorKind::Snapshot => "SnapshotError",
+        ErrorKind::Hnsw => "HnswError",
     };
     let made = py
         .import("memwire.errors")
@@ -145,15 +146,17 @@ fn trim_to_budget(
     budget::trim_to_budget(&strs, budget).or_raise(py)
 }
 
-/// Facts about this build, for `memwire doctor` and bug reports.
+/// Facts about this build, for `memwire doctor` and bug reports (the pure kernel's has the
+/// same first three keys: `backend`, `version`, `contract`).
 #[pyfunction]
 fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
+    d.set_item("backend", "rust")?;
     d.set_item("version", env!("CARGO_PKG_VERSION"))?;
+    d.set_item("contract", CONTRACT_VERSION)?;
     d.set_item("profile", if cfg!(debug_assertions) { "debug" } else { "release" })?;
     d.set_item("opt_level", env!("MEMWIRE_OPT_LEVEL"))?;
     d.set_item("target", env!("MEMWIRE_TARGET"))?;
-    d.set_item("contract", CONTRACT_VERSION)?;
     d.set_item("pyo3", env!("MEMWIRE_PYO3_VERSION"))?;
     d.set_item("usearch", env!("MEMWIRE_USEARCH_VERSION"))?;
     d.set_item("features", vec!["abi3-py310"])?;
@@ -218,7 +221,10 @@ impl BankIndex {
 
     fn __repr__(&self) -> String {
         let s = self.read().stats();
-        format!("<memwire._kernel._native.BankIndex dim={} docs={} terms={}>", s.dim, s.docs, s.terms)
+        format!(
+            "<memwire._kernel._native.BankIndex dim={} docs={} terms={}>",
+            s.dim, s.docs, s.terms
+        )
     }
 
     #[pyo3(signature = (ordinal, text, vector = None))]
@@ -361,7 +367,10 @@ impl BankIndex {
     }
 
     /// Phase 3, under the write lock: replays the changes made since the plan and installs it.
-    fn install_dense_graph(&self, py: Python<'_>, plan: &DenseGraphBuild) -> bool {
+    /// Any object is accepted: one that is not this kernel's plan is another index's (False).
+    fn install_dense_graph(&self, py: Python<'_>, plan: &Bound<'_, PyAny>) -> bool {
+        let Ok(plan) = plan.cast::<DenseGraphBuild>() else { return false };
+        let plan = plan.get();
         py.detach(|| match plan.take() {
             Some(plan) => self.write().install_dense_graph(plan),
             None => false,

@@ -22,6 +22,7 @@ __all__ = [
     "CONTRACT_VERSION",
     "BankIndex",
     "StaticEmbedder",
+    "build_info",
     "rrf",
     "tokenize",
     "trim_to_budget",
@@ -34,6 +35,34 @@ _WHERE = {
     "tokenize": "tokenizer",
     "trim_to_budget": "ranking",
 }
+
+
+# The libraries the pure kernel's rankings depend on (docs/parity.md pins their versions).
+_LIBRARIES = ("numpy", "pyroaring", "msgpack", "usearch", "snowballstemmer")
+
+
+def build_info() -> dict[str, str | int | list[str]]:
+    """Facts about this kernel, for ``memwire doctor`` and bug reports (see the Rust one's)."""
+    import platform
+    from importlib import metadata
+
+    from memwire import __version__
+
+    def version(dist: str) -> str:
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return "missing"
+
+    info: dict[str, str | int | list[str]] = {
+        "backend": "python",
+        "version": __version__,
+        "contract": CONTRACT_VERSION,
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+    }
+    for dist in _LIBRARIES:
+        info[dist] = version(dist)
+    return info
 
 
 def __getattr__(name: str) -> Any:

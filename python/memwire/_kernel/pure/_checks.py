@@ -5,10 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from memwire._kernel.pure._generated import MAX_DIM, MAX_ORDINAL
 from memwire.errors import InvalidInputError
-
-MAX_ORDINAL = 2**32 - 1
-MAX_DIM = 4096
 
 
 def ordinal(value: int) -> int:

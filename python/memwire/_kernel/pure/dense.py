@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
 from collections.abc import Iterable
@@ -20,7 +21,7 @@ from memwire._kernel.pure._generated import (
     HNSW_SCALAR,
 )
 from memwire._kernel.pure.ranking import top_k
-from memwire.errors import InvalidInputError, SnapshotError
+from memwire.errors import HnswError, InvalidInputError, SnapshotError
 
 # The canonical score divides the exact integer dot product by this, once, in f64.
 _DIVISOR = float(DENSE_SCALE * DENSE_SCALE)
@@ -36,17 +37,26 @@ def decode(vector: bytes, dim: int) -> npt.NDArray[np.int16]:
     return arr
 
 
+def _failed(op: str) -> HnswError:
+    """A failure of the HNSW library itself: the Rust kernel's message, never the library's
+    text (its bindings word errors differently); the cause stays chained for tracebacks."""
+    return HnswError(f"hnsw graph {op} failed")
+
+
 def _new_graph(dim: int) -> Any:
     from usearch.index import Index
 
-    return Index(
-        ndim=dim,
-        metric="ip",
-        dtype=HNSW_SCALAR,
-        connectivity=HNSW_CONNECTIVITY,
-        expansion_add=HNSW_EXPANSION_ADD,
-        expansion_search=HNSW_EXPANSION_SEARCH,
-    )
+    try:
+        return Index(
+            ndim=dim,
+            metric="ip",
+            dtype=HNSW_SCALAR,
+            connectivity=HNSW_CONNECTIVITY,
+            expansion_add=HNSW_EXPANSION_ADD,
+            expansion_search=HNSW_EXPANSION_SEARCH,
+        )
+    except Exception as exc:
+        raise _failed("create") from exc
 
 
 def _as_f32(vectors: npt.NDArray[np.int16]) -> npt.NDArray[np.float32]:
@@ -70,7 +80,10 @@ def _graph_add(graph: Any, ordinal: int, vector: npt.NDArray[np.int16]) -> None:
     # `threads=1` inserts with thread slot 0, so every level is drawn from slot 0's generator:
     # the Rust kernel reserves before each insertion to take slot 0 too (docs/parity.md,
     # "Dense stream"), and the two graphs are byte-identical.
-    graph.add(ordinal, _as_f32(vector), threads=1)
+    # As in the Rust kernel, a failed insertion only loses an HNSW proposal (exact scores never
+    # depend on the graph), and the add that made it has already happened: it is not raised.
+    with contextlib.suppress(Exception):
+        graph.add(ordinal, _as_f32(vector), threads=1)
 
 
 def _replay(graph: Any, changes: list[_Change]) -> None:
@@ -114,7 +127,10 @@ class GraphBuild:
                 if self.cancelled.is_set():
                     return False
                 stop = start + _BUILD_CHUNK
-                graph.add(self._ords[start:stop], _as_f32(self._mat[start:stop]), threads=1)
+                try:
+                    graph.add(self._ords[start:stop], _as_f32(self._mat[start:stop]), threads=1)
+                except Exception as exc:
+                    raise _failed("build") from exc
             # Catch up with the changes recorded meanwhile (a bulk import goes on during a
             # build), so that the install, under the store's lock, replays only a short tail.
             while True:
@@ -218,7 +234,12 @@ class DenseStore:
     def hnsw_bytes(self) -> bytes | None:
         """The graph serialised for a snapshot, when one is installed."""
         with self._lock:
-            return None if self._hnsw is None else bytes(self._hnsw.save())
+            if self._hnsw is None:
+                return None
+            try:
+                return bytes(self._hnsw.save())
+            except Exception as exc:
+                raise _failed("save") from exc
 
     def load_hnsw(self, data: bytes | memoryview) -> None:
         """Adopt a saved graph (from either backend); it must cover exactly these vectors."""
@@ -271,7 +292,10 @@ class DenseStore:
             dots = mat @ q
         else:
             wanted = min(len(self.vectors), k * HNSW_OVERSAMPLE)
-            found = self._hnsw.search(_as_f32(query), wanted, threads=1)
+            try:
+                found = self._hnsw.search(_as_f32(query), wanted, threads=1)
+            except Exception as exc:
+                raise _failed("search") from exc
             cands: Iterable[int] = (int(key) for key in found.keys)
             if allow is not None:
                 cands = (c for c in cands if c in allow)

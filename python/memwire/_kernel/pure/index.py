@@ -16,7 +16,13 @@ import numpy.typing as npt
 from pyroaring import BitMap
 
 from memwire._kernel.pure import _checks
-from memwire._kernel.pure._generated import BM25_B, BM25_K1, DEFAULT_DEPTH, DEFAULT_WEIGHTS
+from memwire._kernel.pure._generated import (
+    BM25_B,
+    BM25_K1,
+    DEFAULT_DEPTH,
+    DEFAULT_WEIGHTS,
+    MAX_ORDINAL,
+)
 from memwire._kernel.pure.dense import DenseStore, GraphBuild, decode
 from memwire._kernel.pure.ranking import rrf, top_k
 from memwire._kernel.pure.tokenizer import tokenize
@@ -75,7 +81,7 @@ class BankIndex:
         self._live = BitMap()
         self._vocab: dict[str, Postings] = {}
         # Per-document arrays are indexed by a dense internal slot, not by ordinal: ordinals
-        # may be anywhere in 0..2**32-1. Slots of removed documents are reused.
+        # may be anywhere in 0..=MAX_ORDINAL. Slots of removed documents are reused.
         self._slot_of: dict[int, int] = {}
         self._ordinal_of = np.zeros(16, dtype=np.int64)
         self._doc_len = np.zeros(16, dtype=np.uint32)
@@ -94,7 +100,7 @@ class BankIndex:
         return len(self._live)
 
     def __contains__(self, ordinal: object) -> bool:
-        return isinstance(ordinal, int) and 0 <= ordinal < 2**32 and ordinal in self._live
+        return isinstance(ordinal, int) and 0 <= ordinal <= MAX_ORDINAL and ordinal in self._live
 
     def stats(self) -> dict[str, int]:
         return {
@@ -276,7 +282,11 @@ class BankIndex:
     def plan_dense_graph(self) -> GraphBuild | None:
         return self._dense.plan_graph() if self._dense is not None else None
 
-    def install_dense_graph(self, plan: GraphBuild) -> bool:
+    def install_dense_graph(self, plan: object) -> bool:
+        # Any object, as in the Rust kernel: one that is not this kernel's plan is another
+        # index's, never installed.
+        if not isinstance(plan, GraphBuild):
+            return False
         return self._dense is not None and self._dense.install_graph(plan)
 
     def build_dense_graph(self) -> bool:

@@ -10,9 +10,9 @@ import numpy as np
 import numpy.typing as npt
 from pyroaring import BitMap
 
-from memwire._kernel.pure._checks import MAX_DIM
 from memwire._kernel.pure._generated import (
     CONTRACT_VERSION,
+    MAX_DIM,
     SNAPSHOT_FORMAT,
     SNAPSHOT_VERSION,
     TOKENIZER_VERSION,
