@@ -34,6 +34,7 @@ from memwire._text import (
 )
 from memwire.embed import Embedder, check_embedder, encode
 from memwire.errors import (
+    HnswError,
     InvalidInputError,
     MemwireError,
     NotFoundError,
@@ -240,7 +241,7 @@ class Memory:
         if snap is not None:
             try:
                 index = self._kernel.BankIndex.from_bytes(snap.data)
-            except SnapshotError as exc:
+            except (SnapshotError, HnswError) as exc:  # HnswError: its graph would not load
                 log.info("index snapshot of bank %r not usable (%s); rebuilding", state.name, exc)
             if index is not None and index.dim != dim:
                 log.info("index snapshot of bank %r has dim %d, not %d", state.name, index.dim, dim)
@@ -395,7 +396,11 @@ class Memory:
                 and not state.snap_unusable
             ):
                 return
-            data = state.index.to_bytes()
+            try:
+                data = state.index.to_bytes()
+            except HnswError as exc:  # the graph could not be saved: try again later
+                log.warning("snapshot of bank %r not encoded: %s", name, exc)
+                return
             seq, bank_id = state.applied, state.bank_id
             graph, unusable = state.graph_unsaved, state.snap_unusable
         try:
