@@ -2,7 +2,8 @@
 """Write the kernel tables of both backends from one source.
 
 Inputs: native/constants.toml and the pinned Unicode Character Database in native/ucd/.
-Outputs: rust/memwire-core/src/generated.rs and python/memwire/_kernel/pure/_generated.py.
+Outputs: rust/memwire-core/src/generated.rs, python/memwire/_kernel/pure/_generated.py (tables)
+and python/memwire/_kernel/constants.py (the scalar constants, imported by the tables module).
 
     python native/codegen.py           # (re)write both files
     python native/codegen.py --check   # exit 1 if either file differs from what would be written
@@ -25,6 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 UCD = ROOT / "native" / "ucd"
 RUST_OUT = ROOT / "rust" / "memwire-core" / "src" / "generated.rs"
 PY_OUT = ROOT / "python" / "memwire" / "_kernel" / "pure" / "_generated.py"
+# The scalar constants alone, small enough that importing them costs nothing (the tables of
+# PY_OUT take ~0.15 s to load): what code outside the kernel imports, via _kernel.contract.
+PY_CONSTANTS_OUT = ROOT / "python" / "memwire" / "_kernel" / "constants.py"
 
 SEP, WORD, CJK, JOIN = 0, 1, 2, 3
 # Bases whose accents are folded away: Latin, Greek and Cyrillic (incl. their extended blocks).
@@ -289,6 +293,50 @@ def _rs_f64(x: float) -> str:
     return text if ("." in text or "e" in text) else text + ".0"
 
 
+def _python_scalars(c: dict) -> list[tuple[str, str]]:
+    """(name, Python literal) of every scalar constant, in file order."""
+    tok, fusion, dense, snap = c["tokenizer"], c["fusion"], c["dense"], c["snapshot"]
+    max_ordinal, max_dim = _limits(c)
+    return [
+        ("CONTRACT_VERSION", str(c["contract"]["version"])),
+        ("UNICODE_VERSION", _py_str(c["unicode"]["version"])),
+        ("MAX_ORDINAL", str(max_ordinal)),
+        ("MAX_DIM", str(max_dim)),
+        ("TOKENIZER_VERSION", str(tok["version"])),
+        ("MAX_TOKEN_CHARS", str(tok["max_token_chars"])),
+        ("BM25_K1", repr(float(c["bm25"]["k1"]))),
+        ("BM25_B", repr(float(c["bm25"]["b"]))),
+        ("RRF_K", repr(float(fusion["rrf_k"]))),
+        ("DEFAULT_WEIGHTS", f"({', '.join(repr(float(w)) for w in fusion['default_weights'])})"),
+        ("DEFAULT_DEPTH", str(fusion["default_depth"])),
+        ("CHARS_PER_TOKEN", str(c["budget"]["chars_per_token"])),
+        ("TRUNCATION_MARKER", _py_str(c["budget"]["truncation_marker"])),
+        ("DENSE_SCALE", str(dense["scale"])),
+        ("DENSE_EXACT_MAX", str(dense["exact_max"])),
+        ("HNSW_OVERSAMPLE", str(dense["hnsw_oversample"])),
+        ("HNSW_CONNECTIVITY", str(dense["hnsw_connectivity"])),
+        ("HNSW_EXPANSION_ADD", str(dense["hnsw_expansion_add"])),
+        ("HNSW_EXPANSION_SEARCH", str(dense["hnsw_expansion_search"])),
+        ("HNSW_SCALAR", _py_str(_hnsw_scalar(dense))),
+        ("SNAPSHOT_FORMAT", _py_str(snap["format"])),
+        ("SNAPSHOT_VERSION", str(snap["version"])),
+        ("EMBED_MAX_WORD_CHARS", str(c["embed"]["max_word_chars"])),
+        ("EMBED_SUBWORD_PREFIX", _py_str(c["embed"]["subword_prefix"])),
+        ("EMBED_UNK", _py_str(c["embed"]["unk"])),
+    ]
+
+
+def render_python_constants(c: dict) -> str:
+    lines = [
+        f"# {HEADER}",
+        '"""The scalar constants of the kernel contract (docs/parity.md), without its tables."""',
+        "",
+        *[f"{name} = {value}" for name, value in _python_scalars(c)],
+        "",
+    ]
+    return "\n".join(lines)
+
+
 def render_python(
     c: dict,
     ranges: list[tuple[int, int, int]],
@@ -296,40 +344,22 @@ def render_python(
     emb_ranges: list[tuple[int, int, int]],
     emb_fold: dict[int, str],
 ) -> str:
-    tok, fusion, dense, snap = c["tokenizer"], c["fusion"], c["dense"], c["snapshot"]
-    max_ordinal, max_dim = _limits(c)
+    tok = c["tokenizer"]
+    scalars = _python_scalars(c)
     lines = [
         f"# {HEADER}",
         '"""Constants and Unicode tables of the kernel contract (see docs/parity.md)."""',
         "",
-        f"CONTRACT_VERSION = {c['contract']['version']}",
-        f"UNICODE_VERSION = {_py_str(c['unicode']['version'])}",
-        f"MAX_ORDINAL = {max_ordinal}",
-        f"MAX_DIM = {max_dim}",
-        f"TOKENIZER_VERSION = {tok['version']}",
-        f"MAX_TOKEN_CHARS = {tok['max_token_chars']}",
+        "from memwire._kernel.constants import (",
+        *[f"    {name} as {name}," for name, _ in scalars],
+        ")",
+        "",
         f"JOINERS = {_py_str(tok['joiners'])}",
         "STOPWORDS = frozenset(",
         "    (",
         *[f"        {_py_str(w)}," for w in sorted(tok["stopwords"])],
         "    )",
         ")",
-        f"BM25_K1 = {float(c['bm25']['k1'])!r}",
-        f"BM25_B = {float(c['bm25']['b'])!r}",
-        f"RRF_K = {float(fusion['rrf_k'])!r}",
-        f"DEFAULT_WEIGHTS = ({', '.join(repr(float(w)) for w in fusion['default_weights'])})",
-        f"DEFAULT_DEPTH = {fusion['default_depth']}",
-        f"CHARS_PER_TOKEN = {c['budget']['chars_per_token']}",
-        f"TRUNCATION_MARKER = {_py_str(c['budget']['truncation_marker'])}",
-        f"DENSE_SCALE = {dense['scale']}",
-        f"DENSE_EXACT_MAX = {dense['exact_max']}",
-        f"HNSW_OVERSAMPLE = {dense['hnsw_oversample']}",
-        f"HNSW_CONNECTIVITY = {dense['hnsw_connectivity']}",
-        f"HNSW_EXPANSION_ADD = {dense['hnsw_expansion_add']}",
-        f"HNSW_EXPANSION_SEARCH = {dense['hnsw_expansion_search']}",
-        f"HNSW_SCALAR = {_py_str(_hnsw_scalar(dense))}",
-        f"SNAPSHOT_FORMAT = {_py_str(snap['format'])}",
-        f"SNAPSHOT_VERSION = {snap['version']}",
         "",
         "# Character classes: 0 separator (not listed), 1 word, 2 CJK, 3 joiner.",
         "# (first, last, class), inclusive, sorted, non-overlapping.",
@@ -342,9 +372,6 @@ def render_python(
         "EMBED_CLASS_RANGES: tuple[tuple[int, int, int], ...] = (",
         *[f"    (0x{lo:04X}, 0x{hi:04X}, {cls})," for lo, hi, cls in emb_ranges],
         ")",
-        f"EMBED_MAX_WORD_CHARS = {c['embed']['max_word_chars']}",
-        f"EMBED_SUBWORD_PREFIX = {_py_str(c['embed']['subword_prefix'])}",
-        f"EMBED_UNK = {_py_str(c['embed']['unk'])}",
         "# Code point -> lowercased, decomposed, non-spacing marks removed (absent: unchanged).",
         "EMBED_FOLD: dict[int, str] = {",
         *[f"    0x{cp:04X}: {_py_str(t)}," for cp, t in sorted(emb_fold.items())],
@@ -462,6 +489,7 @@ def main(argv: list[str] | None = None) -> int:
     emb_ranges, emb_fold = build_embed_tables(ucd)
     outputs = {
         PY_OUT: render_python(constants, ranges, fold, emb_ranges, emb_fold),
+        PY_CONSTANTS_OUT: render_python_constants(constants),
         RUST_OUT: render_rust(constants, ranges, fold, emb_ranges, emb_fold),
     }
     stale = []

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from memwire._kernel.pure._generated import (
+from memwire._kernel.constants import (
     CHARS_PER_TOKEN,
     CONTRACT_VERSION,
     DEFAULT_DEPTH,

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from memwire._kernel.pure._generated import DENSE_SCALE
+from memwire._kernel.constants import DENSE_SCALE
 from memwire.errors import InvalidInputError
 
 __all__ = ["quantize"]
