@@ -233,6 +233,25 @@ def test_call_dispatches_only_known_tools(tmp_path: Path) -> None:
         assert call(memory, "memory_bank_config_get", {"bank": "b"}, None) == {}
 
 
+def test_an_undeclared_argument_is_a_tool_error(tmp_path: Path) -> None:
+    # Every inputSchema says additionalProperties: false; a misspelt argument (here the
+    # memory-wire spelling `max_results`) must not be silently dropped.
+    from memwire.errors import InvalidInputError
+    from memwire.server.mcp_server import call
+
+    with Memory(tmp_path / "m.db") as memory:
+        memory.retain("the api listens on port 8080", bank="b")
+        with pytest.raises(
+            InvalidInputError, match=r"memory_recall takes no argument 'max_results'"
+        ):
+            call(memory, "memory_recall", {"query": "port", "max_results": 3, "bank": "b"}, None)
+        with pytest.raises(InvalidInputError, match="memory_retain takes no argument 'tag'"):
+            call(memory, "memory_retain", {"content": "other", "tag": "x", "bank": "b"}, None)
+        assert memory.stats(bank="b")["count"] == 1
+        hits = call(memory, "memory_recall", {"query": "port", "limit": 3, "bank": "b"}, None)
+        assert len(hits["memories"]) == 1
+
+
 def test_min_score_over_mcp(served: tuple[str, Memory]) -> None:
     url, memory = served
     strong = memory.retain("red apples grow in the orchard by the river")

@@ -182,6 +182,10 @@ SPECS: tuple[ToolSpec, ...] = (
 )
 TOOLS: list[types.Tool] = [_tool(spec) for spec in SPECS]
 _HANDLERS: dict[str, Handler] = {spec.name: spec.run for spec in SPECS}
+# The argument names each tool's inputSchema declares (additionalProperties is false).
+_ARGUMENTS: dict[str, frozenset[str]] = {
+    tool.name: frozenset(tool.input_schema["properties"]) for tool in TOOLS
+}
 
 
 def _pick_bank(arguments: dict[str, Any], pinned: str | None) -> str:
@@ -207,6 +211,12 @@ def call(memory: Memory, name: str, arguments: dict[str, Any], pinned: str | Non
     if handler is None:
         raise InvalidInputError(
             f"unknown tool {name!r}; the tools are {', '.join(sorted(_HANDLERS))}"
+        )
+    unknown = sorted(set(arguments) - _ARGUMENTS[name])
+    if unknown:
+        raise InvalidInputError(
+            f"{name} takes no argument {unknown[0]!r}; its arguments are "
+            f"{', '.join(sorted(_ARGUMENTS[name]))}"
         )
     bank = _pick_bank(arguments, pinned)
     args = {k: v for k, v in arguments.items() if k != "bank"}
