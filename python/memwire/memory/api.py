@@ -41,7 +41,8 @@ from memwire.errors import (
     SnapshotError,
     StorageError,
 )
-from memwire.memory.bank_state import BankState, Snapshotter, fit_vectors, is_lookup
+from memwire.memory.background import Snapshotter
+from memwire.memory.bank_state import BankState, fit_vectors, is_lookup
 from memwire.memory.items import (
     check_id,
     check_int,
