@@ -17,6 +17,7 @@ __all__ = [
     "NotFoundError",
     "SnapshotError",
     "StorageError",
+    "StoreUnavailableError",
 ]
 
 
@@ -41,6 +42,12 @@ class ConflictError(MemwireError):
 
 class StorageError(MemwireError):
     """The store failed; the message is deliberately opaque."""
+
+
+class StoreUnavailableError(StorageError):
+    """The store's database cannot be reached (a networked store whose server is down or cut
+    off). Nothing was written unless the message says the outcome is unknown; retry later, the
+    store reconnects by itself (HTTP 503)."""
 
 
 class SnapshotError(MemwireError):
