@@ -18,6 +18,7 @@ import pytest
 from backends import require
 from memwire.store import ReferenceStore, Store
 from memwire.store.sqlite import SQLiteStore
+from postgres_support import POSTGRES_FACTORIES
 from store_support import StoreFactory
 
 
@@ -40,6 +41,9 @@ FACTORIES = [
     ),
     StoreFactory("sqlite-memory", lambda d: SQLiteStore(":memory:"), None, _sqlite_set_last_seq),
     StoreFactory("reference", lambda d: ReferenceStore(), None, _reference_set_last_seq),
+    # PostgreSQL when a server is given (MEMWIRE_TEST_POSTGRES_URL; tests/postgres_support.py):
+    # a fresh schema per store, dropped at the end of the session.
+    *POSTGRES_FACTORIES,
 ]
 
 

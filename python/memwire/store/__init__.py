@@ -58,12 +58,23 @@ __all__ = [
 
 
 def open_store(location: str | os.PathLike[str]) -> Store:
-    """The store at ``location``: a SQLite file path, or ``":memory:"`` for an ephemeral
-    SQLite database. Raises :class:`~memwire.errors.InvalidInputError` for a blank location."""
+    """The store at ``location``: a ``postgresql://`` (or ``postgres://``) URL for the PostgreSQL
+    store (needs the ``postgres`` extra), a SQLite file path, or ``":memory:"`` for an ephemeral
+    SQLite database (``sqlite:PATH`` names a SQLite file explicitly). Raises
+    :class:`~memwire.errors.InvalidInputError` for a blank location."""
     if not isinstance(location, (str, os.PathLike)):
         raise InvalidInputError(f"path must be a string or a path, got {type(location).__name__}")
-    if not str(location).strip():
+    text = str(location)
+    if not text.strip():
         raise InvalidInputError("path must not be blank")
+    if isinstance(location, str) and text.strip().startswith(("postgresql://", "postgres://")):
+        from memwire.store.postgres import PostgresStore
+
+        return PostgresStore(text)
+    if isinstance(location, str) and text.startswith("sqlite:"):
+        location = text[len("sqlite:") :]
+        if not location.strip():
+            raise InvalidInputError("sqlite: needs a path")
     from memwire.store.sqlite import SQLiteStore
 
     return SQLiteStore(location)

@@ -1,0 +1,330 @@
+"""The PostgreSQL plumbing: the schema, one connection (reconnected when it breaks), and the
+transaction helpers that turn serialization failures and deadlocks into bounded retries and every
+:class:`psycopg.Error` into an opaque :class:`~memwire.errors.StorageError` (the detail, which may
+contain SQL or the URL, goes to the ``memwire.store`` logger at debug level).
+
+Isolation: writes run in READ COMMITTED and take the bank's row lock (``SELECT ... FOR NO KEY
+UPDATE``) before anything else, so the writes of one bank are serialised across every process
+and host, commit in sequence order, and each sees the rows of the one before it (dedupe and
+document upserts stay exact). Multi-statement reads run in one REPEATABLE READ READ ONLY
+transaction: one consistent view, as SQLite's WAL read transaction gives.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+import re
+import threading
+import time
+from collections.abc import Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from memwire.errors import InvalidInputError, MemwireError, StorageError, StoreUnavailableError
+from memwire.store.protocol import CLOSED
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["SCHEMA_VERSION", "PostgresBase", "load_psycopg"]
+
+log = logging.getLogger("memwire.store")
+
+SCHEMA_VERSION = 1
+RETRY_DEADLINE_S = 120.0
+CONNECT_TIMEOUT_S = 10
+UNREACHABLE = "the database cannot be reached; try again later"
+MISSING = (
+    "the PostgreSQL store needs psycopg 3, which is not installed: pip install 'memwire[postgres]'"
+)
+# A lock id of our own for schema creation (two servers starting at once on one database).
+_SCHEMA_LOCK = 0x6D656D77  # "memw"
+_RETRIED = frozenset({"40001", "40P01"})  # serialization_failure, deadlock_detected
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+T = TypeVar("T")
+
+# Content and context are stored as UTF-8 bytea: PostgreSQL text cannot hold U+0000, which a
+# memory may contain. Every other text (names, tags, dates, JSON) cannot contain controls.
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS memwire_meta (
+    key   TEXT COLLATE "C" PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS banks (
+    id         BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name       TEXT COLLATE "C" NOT NULL UNIQUE,
+    created_at TEXT COLLATE "C" NOT NULL,
+    last_seq   BIGINT NOT NULL DEFAULT 0,
+    pruned_seq BIGINT NOT NULL DEFAULT 0,
+    config     TEXT NOT NULL DEFAULT '{}',
+    embedder   TEXT,
+    dim        INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS memories (
+    id           TEXT COLLATE "C" PRIMARY KEY,
+    bank_id      BIGINT NOT NULL,
+    ordinal      BIGINT NOT NULL,
+    content      BYTEA NOT NULL,
+    context      BYTEA,
+    tags         TEXT NOT NULL DEFAULT '[]',
+    created_at   TEXT COLLATE "C" NOT NULL,
+    retained_at  TEXT COLLATE "C" NOT NULL,
+    document_id  TEXT COLLATE "C",
+    content_hash BYTEA NOT NULL,
+    vector       BYTEA
+);
+CREATE UNIQUE INDEX IF NOT EXISTS memories_ordinal ON memories (bank_id, ordinal);
+CREATE UNIQUE INDEX IF NOT EXISTS memories_dedupe
+    ON memories (bank_id, content_hash) WHERE document_id IS NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS memories_document
+    ON memories (bank_id, document_id) WHERE document_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS memories_created ON memories (bank_id, created_at);
+CREATE TABLE IF NOT EXISTS memory_tags (
+    bank_id BIGINT NOT NULL,
+    tag     TEXT COLLATE "C" NOT NULL,
+    ordinal BIGINT NOT NULL,
+    PRIMARY KEY (bank_id, tag, ordinal)
+);
+CREATE INDEX IF NOT EXISTS memory_tags_ordinal ON memory_tags (bank_id, ordinal);
+CREATE TABLE IF NOT EXISTS removals (
+    bank_id BIGINT NOT NULL,
+    seq     BIGINT NOT NULL,
+    ordinal BIGINT NOT NULL,
+    PRIMARY KEY (bank_id, seq)
+);
+CREATE TABLE IF NOT EXISTS snapshots (
+    bank_id    BIGINT PRIMARY KEY,
+    seq        BIGINT NOT NULL,
+    shell      TEXT COLLATE "C" NOT NULL,
+    created_at TEXT COLLATE "C" NOT NULL,
+    data       BYTEA NOT NULL
+);
+CREATE TABLE IF NOT EXISTS reembeds (
+    bank_id      BIGINT PRIMARY KEY,
+    embedder     TEXT NOT NULL,
+    dim          INTEGER NOT NULL,
+    done_through BIGINT NOT NULL DEFAULT 0,
+    started_at   TEXT COLLATE "C" NOT NULL
+);
+CREATE TABLE IF NOT EXISTS staged_vectors (
+    bank_id BIGINT NOT NULL,
+    ordinal BIGINT NOT NULL,
+    vector  BYTEA,
+    PRIMARY KEY (bank_id, ordinal)
+);
+"""
+
+
+def load_psycopg() -> ModuleType:
+    """psycopg, or a StorageError saying how to install it."""
+    try:
+        import psycopg
+    except ImportError:
+        raise StorageError(MISSING) from None
+    return psycopg
+
+
+def _is_url(location: str) -> bool:
+    return location.startswith(("postgresql://", "postgres://"))
+
+
+class PostgresBase:
+    """One connection to the database, guarded by a lock, with the schema in place.
+
+    ``url``: a libpq connection URL (``postgresql://user:password@host:port/db``); it is never
+    logged nor put in an error. ``schema``: the PostgreSQL schema holding memwire's tables
+    (created if missing; default: the connection's ``search_path``, normally ``public``).
+    """
+
+    def __init__(self, url: str, *, schema: str | None = None) -> None:
+        if not isinstance(url, str) or not _is_url(url.strip()):
+            raise InvalidInputError("a PostgreSQL store needs a postgresql:// URL")
+        if schema is not None and (
+            not isinstance(schema, str) or not _SCHEMA_NAME.fullmatch(schema)
+        ):
+            raise InvalidInputError(
+                "schema must be a lower-case SQL identifier (letters, digits, underscores)"
+            )
+        self._pg = load_psycopg()
+        self._url = url.strip()
+        self._schema = schema
+        self._lock = threading.RLock()
+        self._conn: psycopg.Connection[Any] | None = None
+        self._closed = False
+        with self._lock:
+            self._connection()
+
+    @property
+    def durable(self) -> bool:
+        return True
+
+    # -- the connection ----------------------------------------------------------------------
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        pg = self._pg
+        try:
+            conn: psycopg.Connection[Any] = pg.connect(
+                self._url,
+                autocommit=True,
+                connect_timeout=CONNECT_TIMEOUT_S,
+                application_name="memwire",
+            )
+        except pg.ProgrammingError as exc:  # a malformed URL (libpq's message may echo it)
+            log.debug("postgres URL refused: %s", type(exc).__name__)
+            raise InvalidInputError("the PostgreSQL URL is not valid") from None
+        except pg.Error as exc:
+            log.debug("postgres connect failed: %s", exc)
+            raise StoreUnavailableError(UNREACHABLE) from None
+        try:
+            self._setup(conn)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                conn.close()
+            raise
+        return conn
+
+    def _setup(self, conn: psycopg.Connection[Any]) -> None:
+        sql = self._pg.sql
+        if self._schema is not None:
+            conn.execute(
+                sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self._schema))
+            )
+            conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self._schema)))
+        found = self._version(conn)
+        if found == SCHEMA_VERSION:
+            return
+        if found is not None and found > SCHEMA_VERSION:
+            raise StorageError("the store was written by a newer memwire; upgrade memwire")
+        conn.execute("BEGIN")
+        try:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            if self._version(conn) is None:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO memwire_meta (key, value) VALUES ('schema_version', %s)",
+                    (str(SCHEMA_VERSION),),
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(Exception):
+                conn.execute("ROLLBACK")
+            raise
+
+    @staticmethod
+    def _version(conn: psycopg.Connection[Any]) -> int | None:
+        exists = conn.execute("SELECT to_regclass('memwire_meta') IS NOT NULL").fetchone()
+        if not exists or not exists[0]:
+            return None
+        found = conn.execute(
+            "SELECT value FROM memwire_meta WHERE key = 'schema_version'"
+        ).fetchone()
+        return None if found is None else int(found[0])
+
+    def _connection(self) -> psycopg.Connection[Any]:
+        """The open connection, reconnecting if the last one broke (call holding the lock)."""
+        if self._closed:
+            raise StorageError(CLOSED)
+        if self._conn is not None and self._conn.closed:
+            self._conn = None
+        if self._conn is None:
+            try:
+                self._conn = self._connect()
+            except self._pg.Error as exc:  # the schema setup failed on a live connection
+                log.debug("postgres setup failed: %s", exc)
+                raise StorageError("the store could not be opened") from None
+        return self._conn
+
+    def _drop(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                self._conn.close()
+            self._conn = None
+
+    # -- transactions ------------------------------------------------------------------------
+
+    def _run(self, fn: Callable[[psycopg.Connection[Any]], T], what: str, begin: str | None) -> T:
+        """Run ``fn`` inside ``begin`` ... ``COMMIT`` (or alone, in autocommit, when ``begin``
+        is None), retrying serialization failures and deadlocks; a connection that broke
+        before anything was sent is replaced and the call retried once."""
+        pg = self._pg
+        deadline = time.monotonic() + RETRY_DEADLINE_S
+        delay = 0.005
+        fresh_retry = True
+        with self._lock:
+            while True:
+                conn = self._connection()
+                started = False
+                try:
+                    if begin is not None:
+                        conn.execute(begin)
+                    started = True
+                    result = fn(conn)
+                    if begin is not None:
+                        conn.execute("COMMIT")
+                    return result
+                except MemwireError:
+                    self._rollback(conn)
+                    raise
+                except pg.Error as exc:
+                    broken = conn.closed or isinstance(
+                        exc, (pg.OperationalError, pg.InterfaceError)
+                    )
+                    if broken:
+                        self._drop()
+                    else:
+                        self._rollback(conn)
+                    state = getattr(exc, "sqlstate", None)
+                    if state in _RETRIED and time.monotonic() < deadline:
+                        log.debug("store contention during %s, retrying: %s", what, state)
+                        time.sleep(delay * (0.5 + random.random()))
+                        delay = min(delay * 2, 0.5)
+                        continue
+                    if (
+                        broken
+                        and fresh_retry
+                        and (not started or begin is None or begin.endswith("READ ONLY"))
+                    ):
+                        # Nothing of a write was sent (or it was a read): safe to run again
+                        # on a new connection (a database restarted while we were idle).
+                        fresh_retry = False
+                        log.debug("store connection lost during %s, reconnecting", what)
+                        continue
+                    log.debug("store failure during %s: %r", what, exc)
+                    if broken:
+                        raise StoreUnavailableError(UNREACHABLE) from None
+                    raise StorageError(f"the store failed during {what}") from None
+                except BaseException:
+                    self._rollback(conn)
+                    raise
+
+    def _rollback(self, conn: psycopg.Connection[Any]) -> None:
+        if conn.closed:
+            self._drop()
+            return
+        try:
+            if conn.info.transaction_status != self._pg.pq.TransactionStatus.IDLE:
+                conn.execute("ROLLBACK")
+        except self._pg.Error:
+            self._drop()
+
+    def _write(self, fn: Callable[[psycopg.Connection[Any]], T], what: str) -> T:
+        """``fn`` in one READ COMMITTED transaction (take the bank's row lock first)."""
+        return self._run(fn, what, "BEGIN")
+
+    def _read(self, fn: Callable[[psycopg.Connection[Any]], T], what: str) -> T:
+        """``fn`` in one consistent, read-only view."""
+        return self._run(fn, what, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+
+    def _one(self, fn: Callable[[psycopg.Connection[Any]], T], what: str) -> T:
+        """``fn``, one statement, in autocommit (no BEGIN/COMMIT round trips)."""
+        return self._run(fn, what, None)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._drop()

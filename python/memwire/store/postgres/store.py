@@ -1,0 +1,738 @@
+"""The PostgreSQL store: banks, memories, the change log, snapshots and re-encodings in one
+database that any number of memwire processes on any number of hosts share (docs/scaling.md).
+
+The semantics are :mod:`memwire.store.protocol`'s, statement for statement those of
+:mod:`memwire.store.sqlite.store`; what differs is concurrency. Every write transaction first
+locks its bank's row, so a bank's sequence is allocated by one writer at a time and commits in
+order; writes to different banks run in parallel.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from memwire._dates import format_utc, now_utc
+from memwire.errors import ConflictError, InvalidInputError, NotFoundError, StorageError
+from memwire.store.postgres.base import SCHEMA_VERSION, PostgresBase
+from memwire.store.protocol import (
+    EXHAUSTED,
+    MAX_ORDINAL,
+    NO_SPACE,
+    Additions,
+    Allowed,
+    BankHead,
+    BankStats,
+    Changes,
+    Expired,
+    NewMemory,
+    ReembedItem,
+    ReembedState,
+    Row,
+    Snapshot,
+    Space,
+    StagedVector,
+    WriteResult,
+    document_conflict,
+    reembed_gone,
+    reembed_moved,
+    space_mismatch,
+)
+
+if TYPE_CHECKING:
+    import psycopg
+
+    Conn = psycopg.Connection[Any]
+
+__all__ = ["SCHEMA_VERSION", "PostgresStore"]
+
+log = logging.getLogger("memwire.store")
+
+_ROW_COLUMNS = (
+    "m.id, b.name, m.ordinal, m.content, m.context, m.tags, m.created_at, m.retained_at, "
+    "m.document_id"
+)
+_PAGE = 1000
+
+
+def _text(value: bytes | None) -> str | None:
+    return None if value is None else bytes(value).decode("utf-8")
+
+
+def _blob(value: str | None) -> bytes | None:
+    return None if value is None else value.encode("utf-8")
+
+
+def _row(values: Sequence[Any]) -> Row:
+    return Row(
+        id=values[0],
+        bank=values[1],
+        ordinal=values[2],
+        content=bytes(values[3]).decode("utf-8"),
+        context=_text(values[4]),
+        tags=tuple(json.loads(values[5])),
+        created_at=values[6],
+        retained_at=values[7],
+        document_id=values[8],
+    )
+
+
+def _additions(rows: Iterable[Sequence[Any]]) -> Additions:
+    return Additions.from_rows(
+        (r[0], bytes(r[1]).decode("utf-8"), _text(r[2]), None if r[3] is None else bytes(r[3]))
+        for r in rows
+    )
+
+
+class PostgresStore(PostgresBase):
+    """The PostgreSQL implementation of :class:`memwire.store.Store` (docs/scaling.md)."""
+
+    # -- banks -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _lock_bank(conn: Conn, bank: str) -> tuple[int, int, str, str | None, int] | None:
+        """The bank's ``(id, last_seq, config, embedder, dim)``, its row locked until commit."""
+        found = conn.execute(
+            "SELECT id, last_seq, config, embedder, dim FROM banks WHERE name = %s "
+            "FOR NO KEY UPDATE",
+            (bank,),
+        ).fetchone()
+        return None if found is None else (found[0], found[1], found[2], found[3], found[4])
+
+    @staticmethod
+    def _lock_bank_id(conn: Conn, bank_id: int) -> tuple[str, int, int] | None:
+        """The bank's ``(name, last_seq, pruned_seq)``, its row locked until commit."""
+        found = conn.execute(
+            "SELECT name, last_seq, pruned_seq FROM banks WHERE id = %s FOR NO KEY UPDATE",
+            (bank_id,),
+        ).fetchone()
+        return None if found is None else (found[0], found[1], found[2])
+
+    @classmethod
+    def _ensure_bank(cls, conn: Conn, bank: str) -> tuple[int, int, str, str | None, int]:
+        found = cls._lock_bank(conn, bank)
+        if found is not None:
+            return found
+        # Another writer creating the same bank makes this wait, then do nothing.
+        conn.execute(
+            "INSERT INTO banks (name, created_at) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING",
+            (bank, format_utc(now_utc())),
+        )
+        found = cls._lock_bank(conn, bank)
+        if found is None:  # created and deleted again in between
+            raise StorageError("the bank could not be created")
+        return found
+
+    def head(self, bank: str) -> BankHead | None:
+        found = self._one(
+            lambda conn: conn.execute(
+                "SELECT id, last_seq, config, embedder, dim FROM banks WHERE name = %s", (bank,)
+            ).fetchone(),
+            "read",
+        )
+        if found is None:
+            return None
+        return BankHead(found[0], found[1], json.loads(found[2]), found[3], found[4])
+
+    def bank_names(self) -> list[str]:
+        rows = self._one(
+            lambda conn: conn.execute("SELECT name FROM banks ORDER BY name").fetchall(), "read"
+        )
+        return [r[0] for r in rows]
+
+    def delete_bank(self, bank: str) -> bool:
+        def tx(conn: Conn) -> bool:
+            found = self._lock_bank(conn, bank)
+            if found is None:
+                return False
+            bank_id = found[0]
+            for table in (
+                "memories",
+                "memory_tags",
+                "removals",
+                "snapshots",
+                "reembeds",
+                "staged_vectors",
+            ):
+                conn.execute(f"DELETE FROM {table} WHERE bank_id = %s", (bank_id,))
+            conn.execute("DELETE FROM banks WHERE id = %s", (bank_id,))
+            return True
+
+        return self._write(tx, "delete_bank")
+
+    def get_config(self, bank: str) -> dict[str, Any] | None:
+        head = self.head(bank)
+        return None if head is None else head.config
+
+    def update_config(
+        self, bank: str, update: Callable[[dict[str, Any]], dict[str, Any]]
+    ) -> dict[str, Any]:
+        def tx(conn: Conn) -> dict[str, Any]:
+            bank_id, _, raw, _, _ = self._ensure_bank(conn, bank)
+            config = update(json.loads(raw))
+            conn.execute(
+                "UPDATE banks SET config = %s WHERE id = %s",
+                (json.dumps(config, ensure_ascii=False, sort_keys=True), bank_id),
+            )
+            return config
+
+        return self._write(tx, "set_config")
+
+    # -- writes ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _delete_row(conn: Conn, bank_id: int, ordinal: int, seq: int) -> None:
+        conn.execute("DELETE FROM memories WHERE bank_id = %s AND ordinal = %s", (bank_id, ordinal))
+        conn.execute(
+            "DELETE FROM memory_tags WHERE bank_id = %s AND ordinal = %s", (bank_id, ordinal)
+        )
+        conn.execute(
+            "INSERT INTO removals (bank_id, seq, ordinal) VALUES (%s, %s, %s)",
+            (bank_id, seq, ordinal),
+        )
+
+    def write(
+        self,
+        bank: str,
+        items: Sequence[NewMemory],
+        config_tags: Callable[[Mapping[str, Any]], list[str]] | None = None,
+        imported: bool = False,
+        space: Space | None = None,
+    ) -> WriteResult:
+        """Insert ``items`` in one transaction (:meth:`memwire.store.Store.write`)."""
+        if space is None and any(item.vector is not None for item in items):
+            raise InvalidInputError(NO_SPACE)
+
+        def tx(conn: Conn) -> WriteResult:
+            bank_id, first_seq, raw_config, embedder, dim = self._ensure_bank(conn, bank)
+            dim = self._check_space(conn, bank, bank_id, (embedder, dim), space, items)
+            extra = config_tags(json.loads(raw_config)) if config_tags is not None else []
+            seq = first_seq
+            ids: list[str] = []
+            added: list[tuple[int, str, str | None, bytes | None]] = []
+            removed: list[int] = []
+            dropped: set[int] = set()  # ordinals this write added, then replaced
+            execute = conn.execute
+            for item in items:
+                if (
+                    imported
+                    and execute("SELECT 1 FROM memories WHERE id = %s", (item.id,)).fetchone()
+                ):
+                    ids.append(item.id)  # an import of a memory already here
+                    continue
+                if item.document_id is not None:
+                    prev = execute(
+                        "SELECT id, ordinal, content_hash FROM memories "
+                        "WHERE bank_id = %s AND document_id = %s",
+                        (bank_id, item.document_id),
+                    ).fetchone()
+                    if prev is not None:
+                        if bytes(prev[2]) == item.content_hash:
+                            ids.append(prev[0])
+                            continue
+                        if item.update_mode == "append":
+                            raise ConflictError(document_conflict(bank, item.document_id))
+                        seq += 1
+                        self._delete_row(conn, bank_id, prev[1], seq)
+                        if prev[1] > first_seq:
+                            dropped.add(prev[1])
+                        else:
+                            removed.append(prev[1])
+                tags = list(item.tags)
+                for tag in extra:
+                    if tag not in tags:
+                        tags.append(tag)
+                # Without a document id, identical content is deduplicated by the unique index
+                # memories_dedupe: the insert does nothing and the existing id is returned.
+                inserted = execute(
+                    "INSERT INTO memories (id, bank_id, ordinal, content, context, tags, "
+                    "created_at, retained_at, document_id, content_hash, vector) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                    (
+                        item.id,
+                        bank_id,
+                        seq + 1,
+                        _blob(item.content),
+                        _blob(item.context),
+                        json.dumps(tags, ensure_ascii=False),
+                        item.created_at,
+                        item.retained_at,
+                        item.document_id,
+                        item.content_hash,
+                        item.vector,
+                    ),
+                ).rowcount
+                if not inserted:
+                    same = (
+                        execute(
+                            "SELECT id FROM memories WHERE bank_id = %s AND document_id IS NULL "
+                            "AND content_hash = %s",
+                            (bank_id, item.content_hash),
+                        ).fetchone()
+                        if item.document_id is None
+                        else None
+                    )
+                    if same is None:  # the id is taken
+                        raise StorageError("a memory could not be stored")
+                    ids.append(same[0])
+                    continue
+                seq += 1
+                if seq > MAX_ORDINAL:  # raising rolls the insert back with the rest
+                    raise StorageError(EXHAUSTED)
+                if tags:
+                    with conn.cursor() as cur:
+                        cur.executemany(
+                            "INSERT INTO memory_tags (bank_id, tag, ordinal) VALUES (%s, %s, %s)",
+                            [(bank_id, tag, seq) for tag in tags],
+                        )
+                added.append((seq, item.content, item.context, item.vector))
+                ids.append(item.id)
+            if dropped:
+                added = [a for a in added if a[0] not in dropped]
+            if seq != first_seq:
+                execute("UPDATE banks SET last_seq = %s WHERE id = %s", (seq, bank_id))
+            return WriteResult(
+                bank, bank_id, ids, Additions.from_rows(added), removed, first_seq, seq, dim
+            )
+
+        return self._write(tx, "retain")
+
+    @staticmethod
+    def _check_space(
+        conn: Conn,
+        bank: str,
+        bank_id: int,
+        recorded: tuple[str | None, int],
+        space: Space | None,
+        items: Sequence[NewMemory],
+    ) -> int:
+        """The bank's dimension after this write; records ``space`` at the first vector."""
+        embedder, dim = recorded
+        if space is None or not any(item.vector is not None for item in items):
+            return int(dim)
+        if embedder is None:
+            conn.execute(
+                "UPDATE banks SET embedder = %s, dim = %s WHERE id = %s",
+                (space[0], space[1], bank_id),
+            )
+            return space[1]
+        if (embedder, dim) != tuple(space):
+            raise InvalidInputError(space_mismatch(bank, (embedder, dim), space))
+        return int(dim)
+
+    def _remove(
+        self,
+        conn: Conn,
+        bank: str,
+        bank_id: int,
+        first_seq: int,
+        victims: Sequence[tuple[str, int]],
+    ) -> WriteResult:
+        seq = first_seq
+        removed: list[int] = []
+        for _id, ordinal in victims:
+            seq += 1
+            self._delete_row(conn, bank_id, ordinal, seq)
+            removed.append(ordinal)
+        if seq != first_seq:
+            conn.execute("UPDATE banks SET last_seq = %s WHERE id = %s", (seq, bank_id))
+        return WriteResult(
+            bank, bank_id, [v[0] for v in victims], Additions.from_rows([]), removed, first_seq, seq
+        )
+
+    def forget(self, memory_id: str, bank: str | None) -> WriteResult | None:
+        def tx(conn: Conn) -> WriteResult | None:
+            owner = conn.execute(
+                "SELECT bank_id FROM memories WHERE id = %s", (memory_id,)
+            ).fetchone()
+            if owner is None:
+                return None
+            locked = self._lock_bank_id(conn, owner[0])
+            if locked is None or (bank is not None and locked[0] != bank):
+                return None
+            # Read again under the lock: another writer may have removed it meanwhile.
+            found = conn.execute(
+                "SELECT ordinal FROM memories WHERE id = %s AND bank_id = %s",
+                (memory_id, owner[0]),
+            ).fetchone()
+            if found is None:
+                return None
+            return self._remove(conn, locked[0], owner[0], locked[1], [(memory_id, found[0])])
+
+        return self._write(tx, "forget")
+
+    def expire(self, bank: str, cutoff: str, dry_run: bool) -> Expired:
+        def victims(conn: Conn, lock: bool) -> tuple[int, int, list[tuple[str, int]]] | None:
+            if lock:
+                locked = self._lock_bank(conn, bank)
+                found = None if locked is None else (locked[0], locked[1])
+            else:
+                row = conn.execute(
+                    "SELECT id, last_seq FROM banks WHERE name = %s", (bank,)
+                ).fetchone()
+                found = None if row is None else (row[0], row[1])
+            if found is None:
+                return None
+            rows = conn.execute(
+                "SELECT id, ordinal FROM memories WHERE bank_id = %s AND created_at < %s "
+                "ORDER BY ordinal",
+                (found[0], cutoff),
+            ).fetchall()
+            return found[0], found[1], [(r[0], r[1]) for r in rows]
+
+        if dry_run:
+            found = self._read(lambda conn: victims(conn, False), "sweep")
+            return Expired([v[0] for v in found[2]] if found else [], None)
+
+        def tx(conn: Conn) -> Expired:
+            found = victims(conn, True)
+            if found is None or not found[2]:
+                return Expired([], None)
+            result = self._remove(conn, bank, found[0], found[1], found[2])
+            return Expired(result.ids, result)
+
+        return self._write(tx, "sweep")
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def get(self, memory_id: str) -> Row | None:
+        found = self._one(
+            lambda conn: conn.execute(
+                f"SELECT {_ROW_COLUMNS} FROM memories m JOIN banks b ON b.id = m.bank_id "
+                "WHERE m.id = %s",
+                (memory_id,),
+            ).fetchone(),
+            "read",
+        )
+        return None if found is None else _row(found)
+
+    def rows_by_ordinal(self, bank_id: int, ordinals: Sequence[int]) -> dict[int, Row]:
+        if not ordinals:
+            return {}
+        rows = self._one(
+            lambda conn: conn.execute(
+                f"SELECT {_ROW_COLUMNS} FROM memories m JOIN banks b ON b.id = m.bank_id "
+                "WHERE m.bank_id = %s AND m.ordinal = ANY(%s)",
+                (bank_id, list(ordinals)),
+            ).fetchall(),
+            "read",
+        )
+        out: dict[int, Row] = {}
+        for values in rows:
+            row = _row(values)
+            out[row.ordinal] = row
+        return out
+
+    def list_rows(self, bank: str, limit: int, offset: int) -> list[Row]:
+        rows = self._one(
+            lambda conn: conn.execute(
+                f"SELECT {_ROW_COLUMNS} FROM memories m JOIN banks b ON b.id = m.bank_id "
+                "WHERE b.name = %s ORDER BY m.created_at DESC, m.ordinal DESC "
+                "LIMIT %s OFFSET %s",
+                (bank, limit, offset),
+            ).fetchall(),
+            "read",
+        )
+        return [_row(r) for r in rows]
+
+    def iter_rows(self, bank: str) -> Iterator[Row]:
+        """Every memory of ``bank`` in ordinal (retain) order, read in pages."""
+        after = -1
+        while True:
+            page = self._one(
+                lambda conn, after=after: conn.execute(  # type: ignore[misc]
+                    f"SELECT {_ROW_COLUMNS} FROM memories m JOIN banks b ON b.id = m.bank_id "
+                    "WHERE b.name = %s AND m.ordinal > %s ORDER BY m.ordinal LIMIT %s",
+                    (bank, after, _PAGE),
+                ).fetchall(),
+                "read",
+            )
+            if not page:
+                return
+            for values in page:
+                yield _row(values)
+            after = page[-1][2]
+
+    def stats(self, bank: str) -> BankStats | None:
+        def read(conn: Conn) -> BankStats | None:
+            found = conn.execute("SELECT id FROM banks WHERE name = %s", (bank,)).fetchone()
+            if found is None:
+                return None
+            totals = conn.execute(
+                "SELECT COUNT(*), MIN(created_at), MAX(created_at) FROM memories "
+                "WHERE bank_id = %s",
+                (found[0],),
+            ).fetchone()
+            assert totals is not None
+            tags = {
+                r[0]: int(r[1])
+                for r in conn.execute(
+                    "SELECT tag, COUNT(*) FROM memory_tags WHERE bank_id = %s GROUP BY tag "
+                    "ORDER BY tag",
+                    (found[0],),
+                ).fetchall()
+            }
+            return BankStats(int(totals[0]), tags, totals[1], totals[2])
+
+        return self._read(read, "stats")
+
+    def allowed(
+        self,
+        bank_id: int,
+        tags: Sequence[str],
+        exclude_tags: Sequence[str],
+        cutoff: str | None,
+    ) -> Allowed:
+        """Ordinals passing the filters, or ``Allowed(None)`` when nothing is filtered out."""
+
+        def read(conn: Conn) -> Allowed:
+            live_cutoff = cutoff
+            if (
+                live_cutoff is not None
+                and not conn.execute(
+                    "SELECT 1 FROM memories WHERE bank_id = %s AND created_at < %s LIMIT 1",
+                    (bank_id, live_cutoff),
+                ).fetchone()
+            ):
+                live_cutoff = None
+            if not tags and not exclude_tags and live_cutoff is None:
+                return Allowed(None)
+            where = ["m.bank_id = %s"]
+            params: list[Any] = [bank_id]
+            if tags:
+                where.append(
+                    "EXISTS (SELECT 1 FROM memory_tags t WHERE t.bank_id = m.bank_id "
+                    "AND t.ordinal = m.ordinal AND t.tag = ANY(%s))"
+                )
+                params.append(list(tags))
+            if exclude_tags:
+                where.append(
+                    "NOT EXISTS (SELECT 1 FROM memory_tags t WHERE t.bank_id = m.bank_id "
+                    "AND t.ordinal = m.ordinal AND t.tag = ANY(%s))"
+                )
+                params.append(list(exclude_tags))
+            if live_cutoff is not None:
+                where.append("m.created_at >= %s")
+                params.append(live_cutoff)
+            rows = conn.execute(
+                f"SELECT m.ordinal FROM memories m WHERE {' AND '.join(where)} ORDER BY m.ordinal",
+                params,
+            ).fetchall()
+            return Allowed([r[0] for r in rows])
+
+        return self._read(read, "recall")
+
+    # -- index support -----------------------------------------------------------------------
+
+    def changes_since(self, bank_id: int, since: int) -> Changes | None:
+        def read(conn: Conn) -> Changes | None:
+            found = conn.execute(
+                "SELECT last_seq, pruned_seq FROM banks WHERE id = %s", (bank_id,)
+            ).fetchone()
+            if found is None:
+                return None
+            last_seq, pruned_seq = found
+            if since > 0 and pruned_seq > since:
+                return Changes(last_seq, Additions.from_rows([]), [], gap=True)
+            removed = (
+                [
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT ordinal FROM removals WHERE bank_id = %s AND seq > %s ORDER BY seq",
+                        (bank_id, since),
+                    ).fetchall()
+                ]
+                if since > 0
+                else []
+            )
+            with conn.cursor(binary=True) as cur:
+                cur.execute(
+                    "SELECT ordinal, content, context, vector FROM memories "
+                    "WHERE bank_id = %s AND ordinal > %s ORDER BY ordinal",
+                    (bank_id, since),
+                )
+                added = _additions(cur)
+            return Changes(last_seq, added, removed, gap=False)
+
+        return self._read(read, "replay")
+
+    def load_snapshot(self, bank_id: int, shell: str) -> Snapshot | None:
+        def read(conn: Conn) -> Snapshot | None:
+            with conn.cursor(binary=True) as cur:
+                found = cur.execute(
+                    "SELECT seq, data FROM snapshots WHERE bank_id = %s AND shell = %s",
+                    (bank_id, shell),
+                ).fetchone()
+            return None if found is None else Snapshot(found[0], bytes(found[1]))
+
+        return self._one(read, "load snapshot")
+
+    def save_snapshot(
+        self, bank_id: int, seq: int, data: bytes, shell: str, *, replace_same: bool = False
+    ) -> bool:
+        """Store a snapshot covering changes up to ``seq`` unless refused (the protocol's
+        "Snapshots" rules), then prune the removal log up to it. The bank's row is locked
+        first, as every write does: a concurrent reembed switch cannot slip in between the
+        check against ``pruned_seq`` and the commit."""
+
+        def tx(conn: Conn) -> bool:
+            locked = self._lock_bank_id(conn, bank_id)
+            if locked is None:
+                return False  # the bank was deleted meanwhile
+            if seq < locked[2]:
+                return False  # older than a point every index must pass (e.g. a reembed)
+            current = conn.execute(
+                "SELECT seq, shell FROM snapshots WHERE bank_id = %s", (bank_id,)
+            ).fetchone()
+            if (
+                current is not None
+                and current[1] == shell
+                and (current[0] > seq or (current[0] == seq and not replace_same))
+            ):
+                return False
+            conn.execute(
+                "INSERT INTO snapshots (bank_id, seq, shell, created_at, data) "
+                "VALUES (%s, %s, %s, %s, %b) ON CONFLICT (bank_id) DO UPDATE SET "
+                "seq = excluded.seq, shell = excluded.shell, created_at = excluded.created_at, "
+                "data = excluded.data",
+                (bank_id, seq, shell, format_utc(now_utc()), data),
+            )
+            conn.execute("DELETE FROM removals WHERE bank_id = %s AND seq <= %s", (bank_id, seq))
+            conn.execute(
+                "UPDATE banks SET pruned_seq = GREATEST(pruned_seq, %s) WHERE id = %s",
+                (seq, bank_id),
+            )
+            return True
+
+        return self._write(tx, "save snapshot")
+
+    # -- re-encoding (Memory.reembed) --------------------------------------------------------
+
+    def reembed_state(self, bank: str) -> ReembedState | None:
+        found = self._one(
+            lambda conn: conn.execute(
+                "SELECT r.bank_id, r.embedder, r.dim, r.done_through FROM reembeds r "
+                "JOIN banks b ON b.id = r.bank_id WHERE b.name = %s",
+                (bank,),
+            ).fetchone(),
+            "read",
+        )
+        if found is None:
+            return None
+        return ReembedState(found[0], Space(found[1], found[2]), found[3])
+
+    def start_reembed(self, bank: str, space: Space) -> ReembedState:
+        def tx(conn: Conn) -> ReembedState:
+            found = self._lock_bank(conn, bank)
+            if found is None:
+                raise NotFoundError(f"no bank {bank!r}")
+            bank_id = found[0]
+            current = conn.execute(
+                "SELECT embedder, dim, done_through FROM reembeds WHERE bank_id = %s", (bank_id,)
+            ).fetchone()
+            if current is not None and (current[0], current[1]) == tuple(space):
+                return ReembedState(bank_id, Space(*space), current[2])
+            if current is not None:
+                log.info(
+                    "bank %r: discarding an unfinished reembed into %r for one into %r",
+                    bank,
+                    current[0],
+                    space[0],
+                )
+            conn.execute("DELETE FROM staged_vectors WHERE bank_id = %s", (bank_id,))
+            conn.execute("DELETE FROM reembeds WHERE bank_id = %s", (bank_id,))
+            conn.execute(
+                "INSERT INTO reembeds (bank_id, embedder, dim, done_through, started_at) "
+                "VALUES (%s, %s, %s, 0, %s)",
+                (bank_id, space[0], space[1], format_utc(now_utc())),
+            )
+            return ReembedState(bank_id, Space(*space), 0)
+
+        return self._write(tx, "reembed")
+
+    def reembed_page(self, bank_id: int, after: int, limit: int) -> list[ReembedItem]:
+        rows = self._one(
+            lambda conn: conn.execute(
+                "SELECT ordinal, content, context FROM memories "
+                "WHERE bank_id = %s AND ordinal > %s ORDER BY ordinal LIMIT %s",
+                (bank_id, after, limit),
+            ).fetchall(),
+            "reembed",
+        )
+        return [ReembedItem(r[0], bytes(r[1]).decode("utf-8"), _text(r[2])) for r in rows]
+
+    def _check_reembed(self, conn: Conn, bank_id: int, space: Space) -> tuple[int, int]:
+        """The bank's ``(last_seq, done_through)``, its row locked; raises unless its reembed
+        is still the one into ``space``."""
+        locked = self._lock_bank_id(conn, bank_id)
+        if locked is None:
+            raise NotFoundError(reembed_gone(bank_exists=False))
+        current = conn.execute(
+            "SELECT embedder, dim, done_through FROM reembeds WHERE bank_id = %s", (bank_id,)
+        ).fetchone()
+        if current is None:
+            raise ConflictError(reembed_gone(bank_exists=True))
+        if (current[0], current[1]) != tuple(space):
+            raise ConflictError(reembed_moved(current[0]))
+        return int(locked[1]), int(current[2])
+
+    def stage_vectors(
+        self, bank_id: int, space: Space, vectors: Sequence[StagedVector], through: int
+    ) -> None:
+        def tx(conn: Conn) -> None:
+            self._check_reembed(conn, bank_id, space)
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO staged_vectors (bank_id, ordinal, vector) VALUES (%s, %s, %s) "
+                    "ON CONFLICT (bank_id, ordinal) DO UPDATE SET vector = excluded.vector",
+                    [(bank_id, v.ordinal, v.vector) for v in vectors],
+                )
+            conn.execute(
+                "UPDATE reembeds SET done_through = GREATEST(done_through, %s) WHERE bank_id = %s",
+                (through, bank_id),
+            )
+
+        self._write(tx, "reembed")
+
+    def finish_reembed(self, bank_id: int, space: Space) -> int | None:
+        """Swap the staged vectors in and record ``space`` as the bank's; None (nothing
+        changed) when memories were added after the staged ones. Takes a seq and prunes the
+        log up to it, so every index holding old vectors sees a gap and reloads."""
+
+        def tx(conn: Conn) -> int | None:
+            last_seq, done_through = self._check_reembed(conn, bank_id, space)
+            if conn.execute(
+                "SELECT 1 FROM memories WHERE bank_id = %s AND ordinal > %s LIMIT 1",
+                (bank_id, done_through),
+            ).fetchone():
+                return None
+            conn.execute(
+                "UPDATE memories m SET vector = (SELECT s.vector FROM staged_vectors s "
+                "WHERE s.bank_id = m.bank_id AND s.ordinal = m.ordinal) WHERE m.bank_id = %s",
+                (bank_id,),
+            )
+            seq = last_seq + 1
+            if seq > MAX_ORDINAL:
+                raise StorageError(EXHAUSTED)
+            conn.execute(
+                "UPDATE banks SET embedder = %s, dim = %s, last_seq = %s, pruned_seq = %s "
+                "WHERE id = %s",
+                (space[0], space[1], seq, seq, bank_id),
+            )
+            for table in ("staged_vectors", "reembeds", "snapshots", "removals"):
+                conn.execute(f"DELETE FROM {table} WHERE bank_id = %s", (bank_id,))
+            return seq
+
+        return self._write(tx, "reembed")
+
+    def count_rows(self, bank_id: int, after: int = 0) -> int:
+        found = self._one(
+            lambda conn: conn.execute(
+                "SELECT COUNT(*) FROM memories WHERE bank_id = %s AND ordinal > %s",
+                (bank_id, after),
+            ).fetchone(),
+            "read",
+        )
+        return 0 if found is None else int(found[0])
