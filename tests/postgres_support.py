@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 from memwire.store import Store
-from store_support import StoreFactory
 
 URL = os.environ.get("MEMWIRE_TEST_POSTGRES_URL", "").strip() or None
 REQUIRED = os.environ.get("MEMWIRE_REQUIRE_POSTGRES") == "1"
@@ -69,7 +68,8 @@ def _drop_all() -> None:
                 conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
 
 
-def _make(directory: Path) -> Store:
+def make_store(directory: Path) -> Store:
+    """A new, empty PostgreSQL store in a schema of its own (``directory`` names it)."""
     from memwire.store.postgres import PostgresStore
 
     url = postgres_url()
@@ -77,16 +77,13 @@ def _make(directory: Path) -> Store:
     return PostgresStore(url, schema=schema)
 
 
-def _reopen(directory: Path) -> Store:
+def reopen_store(directory: Path) -> Store:
     from memwire.store.postgres import PostgresStore
 
     return PostgresStore(postgres_url(), schema=_schemas[directory])
 
 
-def _set_last_seq(store: Store, bank: str, seq: int) -> None:
+def set_last_seq(store: Store, bank: str, seq: int) -> None:
     schema = store._schema  # type: ignore[attr-defined]
     with connect() as conn:
         conn.execute(f"UPDATE {schema}.banks SET last_seq = %s WHERE name = %s", (seq, bank))
-
-
-POSTGRES_FACTORIES = [StoreFactory("postgres", _make, _reopen, _set_last_seq)]

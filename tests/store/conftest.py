@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
 
+import postgres_support
 import pytest
 from backends import require
 from memwire.store import ReferenceStore, Store
 from memwire.store.sqlite import SQLiteStore
-from postgres_support import POSTGRES_FACTORIES
 from store_support import StoreFactory
 
 
@@ -43,7 +43,12 @@ FACTORIES = [
     StoreFactory("reference", lambda d: ReferenceStore(), None, _reference_set_last_seq),
     # PostgreSQL when a server is given (MEMWIRE_TEST_POSTGRES_URL; tests/postgres_support.py):
     # a fresh schema per store, dropped at the end of the session.
-    *POSTGRES_FACTORIES,
+    StoreFactory(
+        "postgres",
+        postgres_support.make_store,
+        postgres_support.reopen_store,
+        postgres_support.set_last_seq,
+    ),
 ]
 
 

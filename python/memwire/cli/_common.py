@@ -205,7 +205,8 @@ def open_memory(args: argparse.Namespace) -> Iterator[Memory]:
     from memwire.memory import Memory
 
     path = db_path(args)
-    if path is not None and path != ":memory:":
+    # A postgresql:// URL is no file (and may hold a password: never echo it).
+    if path is not None and path != ":memory:" and "://" not in path:
         parent = Path(path).expanduser().resolve().parent
         if not parent.is_dir():
             raise CommandError(f"no such directory: {parent}", EXIT_USAGE)

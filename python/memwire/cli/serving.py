@@ -19,6 +19,14 @@ def register(commands: Any) -> None:
         "/mcp/{bank}. Loopback only unless a token is set. Stops cleanly on SIGINT/SIGTERM.",
     )
     add_serve_options(serve)
+    serve.add_argument(
+        "--store",
+        metavar="LOCATION",
+        default=None,
+        help="where the memories live: a postgresql:// URL (one database any number of servers "
+        "share, docs/scaling.md), sqlite:PATH or a file path (default: $MEMWIRE_STORE, else "
+        "--db, else the memwire home)",
+    )
     add_common(serve, json_flag=False)
     serve.set_defaults(run=run_serve)
 
@@ -61,6 +69,18 @@ def token_of(args: argparse.Namespace) -> str | None:
     return token or None
 
 
+def store_of(args: argparse.Namespace) -> str | None:
+    """The store to serve: ``--store``, else ``--db``, else ``$MEMWIRE_STORE`` (None: the
+    default file)."""
+    store: str | None = getattr(args, "store", None)
+    db = db_path(args)
+    if store is not None and db is not None:
+        raise CommandError("give --store or --db, not both", EXIT_USAGE)
+    if store is not None or db is not None:
+        return store if store is not None else db
+    return os.environ.get("MEMWIRE_STORE", "").strip() or None
+
+
 def run_serve(args: argparse.Namespace) -> int:
     from memwire.server.runner import ServeFailed, ServeRefused, serve
 
@@ -68,7 +88,7 @@ def run_serve(args: argparse.Namespace) -> int:
         raise CommandError(f"--port must be between 0 and 65535, got {args.port}", EXIT_USAGE)
     try:
         serve(
-            db_path(args),
+            store_of(args),
             host=args.host,
             port=args.port,
             token=token_of(args),

@@ -130,7 +130,8 @@ def serve(
     log_level: str = "warning",
     sock: socket.socket | None = None,
 ) -> None:
-    """Serve the store at ``db`` until SIGINT/SIGTERM, then drain and close it."""
+    """Serve the store at ``db`` (a location :func:`memwire.store.open_store` takes: a file, or
+    a ``postgresql://`` URL) until SIGINT/SIGTERM, then drain and close it."""
     check_bind(host, token)
     from memwire.memory import Memory
 

@@ -201,12 +201,15 @@ class PostgresBase:
         conn.execute("BEGIN")
         try:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            # The catalog may not show a schema that a server starting beside us created
+            # meanwhile: every statement tolerates what is already there.
             if self._version(conn) is None:
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
                         conn.execute(statement)
                 conn.execute(
-                    "INSERT INTO memwire_meta (key, value) VALUES ('schema_version', %s)",
+                    "INSERT INTO memwire_meta (key, value) VALUES ('schema_version', %s) "
+                    "ON CONFLICT (key) DO NOTHING",
                     (str(SCHEMA_VERSION),),
                 )
             conn.execute("COMMIT")
