@@ -25,7 +25,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memwire.errors import ConflictError, InvalidInputError, NotFoundError
+from memwire.errors import ConflictError, InvalidInputError, NotFoundError, StoreUnavailableError
 from memwire.server import ops
 
 if TYPE_CHECKING:
@@ -55,6 +55,8 @@ def error_status(exc: BaseException) -> int:
         return 409
     if isinstance(exc, InvalidInputError):
         return 400
+    if isinstance(exc, StoreUnavailableError):  # the database is down: retry, nothing written
+        return 503
     return 500
 
 
@@ -87,6 +89,9 @@ def error_response(exc: BaseException) -> JSONBody:
     status = error_status(exc)
     if status == 500:
         log.error("request failed: %s", type(exc).__name__, exc_info=exc)
+    if status == 503:
+        log.warning("request failed: the store's database cannot be reached")
+        return error_body(status, error_message(exc), {"Retry-After": "1"})
     return error_body(status, error_message(exc))
 
 
