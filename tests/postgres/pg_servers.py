@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 from postgres_support import connect, fresh_schema, postgres_url
@@ -94,3 +97,77 @@ def servers(store_url: str, count: int) -> Iterator[list[int]]:
     finally:
         for process in processes:
             stop(process)
+
+
+class Proxy:
+    """A TCP relay in front of the database that the test can cut and restore: the database
+    seen as unreachable (connections dropped, new ones refused) without stopping the server
+    that other tests share."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.port = free_port()
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self._listener: socket.socket | None = None
+        self.resume()
+
+    def url(self, url: str) -> str:
+        """``url`` pointed at the proxy instead of the database."""
+        parts = urlsplit(url)
+        host = f"{parts.username}:{parts.password}@127.0.0.1:{self.port}"
+        return urlunsplit(parts._replace(netloc=host))
+
+    def resume(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def cut(self) -> None:
+        """Close the listener and every relayed connection."""
+        with self._lock:
+            listener, self._listener = self._listener, None
+            sockets, self._sockets = self._sockets, []
+        for s in ([listener] if listener else []) + sockets:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+            s.close()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            try:
+                upstream = socket.create_connection(self.target)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                if self._listener is not listener:
+                    client.close()
+                    upstream.close()
+                    return
+                self._sockets += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                sink.shutdown(socket.SHUT_WR)
+
+
+def proxied(url: str) -> Proxy:
+    parts = urlsplit(url)
+    return Proxy((parts.hostname or "127.0.0.1", parts.port or 5432))
