@@ -18,6 +18,7 @@ from memwire.cli import (
     doctor,
     evaluate,
     hook,
+    migrate,
     records,
     serving,
     store,
@@ -29,7 +30,7 @@ __all__ = ["build_parser", "main"]
 
 # Every command group, in the order `memwire --help` lists them. All are plain imports: a group
 # that fails to import fails the whole CLI (and its tests) rather than vanishing from it.
-_GROUPS = (serving, records, store, transfer, doctor, daemon, evaluate, hook, connect)
+_GROUPS = (serving, records, store, transfer, migrate, doctor, daemon, evaluate, hook, connect)
 
 
 def build_parser() -> argparse.ArgumentParser:
