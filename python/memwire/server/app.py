@@ -27,6 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memwire.errors import ConflictError, InvalidInputError, NotFoundError, StoreUnavailableError
 from memwire.server import ops
+from memwire.server.ui import PUBLIC_PATHS, ui_routes
 
 if TYPE_CHECKING:
     from memwire.memory import Memory
@@ -219,7 +220,9 @@ class Guard:
                 and _origin_host(origin.decode("latin-1")) not in self.allowed_hosts
             ):
                 return error_body(403, "cross-origin requests are refused")
-        if self.token is not None and scope["path"] != "/health":
+        # The web page's static files hold no data: it loads, then asks for the token.
+        path = scope["path"]
+        if self.token is not None and path != "/health" and path not in PUBLIC_PATHS:
             supplied = headers.get(b"authorization", b"")
             scheme, _, value = supplied.partition(b" ")
             ok = scheme.lower() == b"bearer" and hmac.compare_digest(value.strip(), self.token)
@@ -458,7 +461,7 @@ def create_app(
                 await anyio.to_thread.run_sync(memory.close)
 
     app = Starlette(
-        routes=build_routes(memory, lazy_mcp),
+        routes=ui_routes(memory) + build_routes(memory, lazy_mcp),
         lifespan=lifespan,
         exception_handlers={HTTPException: _http_exception, Exception: _server_error},
     )
