@@ -304,7 +304,7 @@ def test_export_then_import_restores_a_forgotten_memory(browser: Browser, server
     assert_clean(browser, server)
 
 
-def test_backend_note(browser: Browser, server: Server) -> None:
+def test_backend_note(browser: Browser, server: Server, screenshot: Callable[[str], None]) -> None:
     open_page(browser, server)
     with server.client() as client:
         backend = client.get("/ui/api/overview").json()["backend"]
@@ -312,6 +312,7 @@ def test_backend_note(browser: Browser, server: Server) -> None:
     assert by_id(browser, "version").text.endswith(f"{backend} kernel")
     if backend == "python":
         assert note.is_displayed() and "pure-Python fallback" in note.text
+        screenshot("fallback")
     else:
         assert not note.is_displayed()
 
