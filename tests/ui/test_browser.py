@@ -364,3 +364,20 @@ def test_a_token_server_refuses_the_page_without_it(
     finally:
         browser.driver.quit()
         server.stop()
+
+
+def test_memory_text_is_shown_as_text_never_run(browser: Browser, server: Server) -> None:
+    # Agents write memories; one may hold markup. It must show as characters, never as HTML.
+    evil = '<img src="/pwned.png" onerror="document.title=\'pwned\'"><script>alert(1)</script>'
+    with server.client() as client:
+        made = client.post("/banks/markup/retain", json={"content": evil, "tags": ["<b>x</b>"]})
+        memory_id = made.json()["id"]
+    open_bank(browser, server, "markup")
+    row = css(browser, "#memory-rows tr")[0]
+    assert row.get_attribute("data-id") == memory_id
+    assert row.find_elements("css selector", "td")[1].text == evil
+    assert row.find_element("css selector", ".tag").text == "<b>x</b>"
+    assert css(browser, "#memory-rows img") == [] and css(browser, "#memory-rows script") == []
+    assert browser.driver.title == "memwire"
+    assert not [u for u in (browser.foreign(server.url) + browser.requested) if "pwned" in u]
+    assert_clean(browser, server)
