@@ -46,6 +46,8 @@ _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 T = TypeVar("T")
 
+# A snapshot's bytes are uploaded before the bank is locked (writers of the bank never wait for
+# an upload), in parts below bytea's 1 GiB limit; ``snapshots`` points at the current upload.
 # Content and context are stored as UTF-8 bytea: PostgreSQL text cannot hold U+0000, which a
 # memory may contain. Every other text (names, tags, dates, JSON) cannot contain controls.
 _SCHEMA = """
@@ -100,8 +102,18 @@ CREATE TABLE IF NOT EXISTS snapshots (
     seq        BIGINT NOT NULL,
     shell      TEXT COLLATE "C" NOT NULL,
     created_at TEXT COLLATE "C" NOT NULL,
-    data       BYTEA NOT NULL
+    blob_id    BIGINT NOT NULL
 );
+CREATE SEQUENCE IF NOT EXISTS snapshot_blob_ids;
+CREATE TABLE IF NOT EXISTS snapshot_parts (
+    blob_id    BIGINT NOT NULL,
+    part       INTEGER NOT NULL,
+    bank_id    BIGINT NOT NULL,
+    created_at TEXT COLLATE "C" NOT NULL,
+    data       BYTEA NOT NULL,
+    PRIMARY KEY (blob_id, part)
+);
+CREATE INDEX IF NOT EXISTS snapshot_parts_bank ON snapshot_parts (bank_id);
 CREATE TABLE IF NOT EXISTS reembeds (
     bank_id      BIGINT PRIMARY KEY,
     embedder     TEXT NOT NULL,

@@ -9,9 +9,11 @@ order; writes to different banks run in parallel.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from memwire._dates import format_utc, now_utc
@@ -55,6 +57,7 @@ _ROW_COLUMNS = (
     "m.document_id"
 )
 _PAGE = 1000
+SNAPSHOT_PART = 256 << 20  # bytes per row of snapshot_parts (bytea holds up to 1 GiB)
 
 
 def _text(value: bytes | None) -> str | None:
@@ -153,6 +156,7 @@ class PostgresStore(PostgresBase):
                 "memory_tags",
                 "removals",
                 "snapshots",
+                "snapshot_parts",
                 "reembeds",
                 "staged_vectors",
             ):
@@ -560,44 +564,112 @@ class PostgresStore(PostgresBase):
 
     def load_snapshot(self, bank_id: int, shell: str) -> Snapshot | None:
         def read(conn: Conn) -> Snapshot | None:
+            found = conn.execute(
+                "SELECT seq, blob_id FROM snapshots WHERE bank_id = %s AND shell = %s",
+                (bank_id, shell),
+            ).fetchone()
+            if found is None:
+                return None
             with conn.cursor(binary=True) as cur:
-                found = cur.execute(
-                    "SELECT seq, data FROM snapshots WHERE bank_id = %s AND shell = %s",
-                    (bank_id, shell),
-                ).fetchone()
-            return None if found is None else Snapshot(found[0], bytes(found[1]))
+                parts = [
+                    r[0]
+                    for r in cur.execute(
+                        "SELECT data FROM snapshot_parts WHERE blob_id = %s ORDER BY part",
+                        (found[1],),
+                    ).fetchall()
+                ]
+            # One part (below SNAPSHOT_PART) is returned as read: never a second copy.
+            data = bytes(parts[0]) if len(parts) == 1 else b"".join(parts)
+            return Snapshot(found[0], data)
 
-        return self._one(read, "load snapshot")
+        return self._read(read, "load snapshot")
+
+    @staticmethod
+    def _snapshot_refused(
+        current: Sequence[Any] | None, pruned_seq: int, seq: int, shell: str, replace_same: bool
+    ) -> bool:
+        """The protocol's "Snapshots" rules: whether a snapshot at ``seq`` must not be stored
+        over ``current`` (``(seq, shell)`` or None)."""
+        if seq < pruned_seq:
+            return True  # older than a point every index must pass (e.g. a reembed)
+        return (
+            current is not None
+            and current[1] == shell
+            and (current[0] > seq or (current[0] == seq and not replace_same))
+        )
 
     def save_snapshot(
         self, bank_id: int, seq: int, data: bytes, shell: str, *, replace_same: bool = False
     ) -> bool:
         """Store a snapshot covering changes up to ``seq`` unless refused (the protocol's
-        "Snapshots" rules), then prune the removal log up to it. The bank's row is locked
-        first, as every write does: a concurrent reembed switch cannot slip in between the
-        check against ``pruned_seq`` and the commit."""
+        "Snapshots" rules), then prune the removal log up to it.
 
-        def tx(conn: Conn) -> bool:
-            locked = self._lock_bank_id(conn, bank_id)
-            if locked is None:
-                return False  # the bank was deleted meanwhile
-            if seq < locked[2]:
-                return False  # older than a point every index must pass (e.g. a reembed)
+        Three steps, so that the bank's writers never wait for an upload (a snapshot of 100k
+        memories is over 100 MiB): a read that refuses early what would be refused anyway;
+        the upload of the bytes, with no lock on the bank; then a short transaction that locks
+        the bank's row as every write does, checks the rules again (another replica may have
+        stored a newer snapshot, or a reembed switched meanwhile), points the bank at the
+        upload and drops the one it replaces. An upload left behind by a process that died
+        in between is removed by a later save of the same bank."""
+
+        def precheck(conn: Conn) -> bool:
+            bank_row = conn.execute(
+                "SELECT pruned_seq FROM banks WHERE id = %s", (bank_id,)
+            ).fetchone()
+            if bank_row is None:
+                return True  # the bank was deleted meanwhile
             current = conn.execute(
                 "SELECT seq, shell FROM snapshots WHERE bank_id = %s", (bank_id,)
             ).fetchone()
-            if (
-                current is not None
-                and current[1] == shell
-                and (current[0] > seq or (current[0] == seq and not replace_same))
+            return self._snapshot_refused(current, bank_row[0], seq, shell, replace_same)
+
+        if self._read(precheck, "save snapshot"):
+            return False
+        created = format_utc(now_utc())
+
+        def upload(conn: Conn) -> int:
+            found = conn.execute("SELECT nextval('snapshot_blob_ids')").fetchone()
+            assert found is not None
+            view = memoryview(data)
+            with conn.cursor() as cur:
+                for part, start in enumerate(range(0, max(len(view), 1), SNAPSHOT_PART)):
+                    cur.execute(
+                        "INSERT INTO snapshot_parts (blob_id, part, bank_id, created_at, data) "
+                        "VALUES (%s, %s, %s, %s, %b)",
+                        (found[0], part, bank_id, created, view[start : start + SNAPSHOT_PART]),
+                    )
+            return int(found[0])
+
+        blob_id = self._write(upload, "save snapshot")
+
+        def swap(conn: Conn) -> bool:
+            locked = self._lock_bank_id(conn, bank_id)
+            current = conn.execute(
+                "SELECT seq, shell, blob_id FROM snapshots WHERE bank_id = %s", (bank_id,)
+            ).fetchone()
+            if locked is None or self._snapshot_refused(
+                current, locked[2], seq, shell, replace_same
             ):
+                conn.execute("DELETE FROM snapshot_parts WHERE blob_id = %s", (blob_id,))
                 return False
             conn.execute(
-                "INSERT INTO snapshots (bank_id, seq, shell, created_at, data) "
-                "VALUES (%s, %s, %s, %s, %b) ON CONFLICT (bank_id) DO UPDATE SET "
+                "INSERT INTO snapshots (bank_id, seq, shell, created_at, blob_id) "
+                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (bank_id) DO UPDATE SET "
                 "seq = excluded.seq, shell = excluded.shell, created_at = excluded.created_at, "
-                "data = excluded.data",
-                (bank_id, seq, shell, format_utc(now_utc()), data),
+                "blob_id = excluded.blob_id",
+                (bank_id, seq, shell, created, blob_id),
+            )
+            # The replaced upload, and any left by a process that died before its swap (an
+            # hour old: an upload of a live process is swapped within seconds).
+            conn.execute(
+                "DELETE FROM snapshot_parts WHERE bank_id = %s AND blob_id <> %s "
+                "AND (blob_id = %s OR created_at < %s)",
+                (
+                    bank_id,
+                    blob_id,
+                    -1 if current is None else current[2],
+                    format_utc(now_utc() - timedelta(hours=1)),
+                ),
             )
             conn.execute("DELETE FROM removals WHERE bank_id = %s AND seq <= %s", (bank_id, seq))
             conn.execute(
@@ -606,7 +678,17 @@ class PostgresStore(PostgresBase):
             )
             return True
 
-        return self._write(tx, "save snapshot")
+        try:
+            return self._write(swap, "save snapshot")
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self._write(
+                    lambda conn: conn.execute(
+                        "DELETE FROM snapshot_parts WHERE blob_id = %s", (blob_id,)
+                    ),
+                    "save snapshot",
+                )
+            raise
 
     # -- re-encoding (Memory.reembed) --------------------------------------------------------
 
@@ -721,7 +803,7 @@ class PostgresStore(PostgresBase):
                 "WHERE id = %s",
                 (space[0], space[1], seq, seq, bank_id),
             )
-            for table in ("staged_vectors", "reembeds", "snapshots", "removals"):
+            for table in ("staged_vectors", "reembeds", "snapshots", "snapshot_parts", "removals"):
                 conn.execute(f"DELETE FROM {table} WHERE bank_id = %s", (bank_id,))
             return seq
 
