@@ -89,6 +89,142 @@ def _additions(rows: Iterable[Sequence[Any]]) -> Additions:
     )
 
 
+class _Plan:
+    """One write's decisions, made in item order against what the bank held at the lock."""
+
+    def __init__(self, bank: str, first_seq: int) -> None:
+        self.bank = bank
+        self.first_seq = self.seq = first_seq
+        self.taken: set[str] = set()  # ids anywhere in the store, and those this write adds
+        self.hashes: dict[bytes, str] = {}  # content hash -> id, memories without a document
+        self.documents: dict[str, tuple[str, int, bytes]] = {}  # -> (id, ordinal, hash)
+        self.ids: list[str] = []
+        self.rows: list[tuple[Any, ...]] = []  # memories to insert
+        self.tags: list[tuple[int, str]] = []  # (ordinal, tag)
+        self.deleted: list[int] = []  # ordinals of stored memories to delete
+        self.log: list[tuple[int, int]] = []  # (seq, ordinal) removals
+        self.added: dict[int, tuple[int, str, str | None, bytes | None]] = {}
+        self.removed: list[int] = []
+
+    def read(self, conn: Conn, bank_id: int, items: Sequence[NewMemory]) -> None:
+        ids = [i.id for i in items]
+        hashes = [i.content_hash for i in items if i.document_id is None]
+        documents = [i.document_id for i in items if i.document_id is not None]
+        for found_id, found_bank, ordinal, content_hash, document_id in conn.execute(
+            "SELECT id, bank_id, ordinal, content_hash, document_id FROM memories "
+            "WHERE id = ANY(%s) OR (bank_id = %s AND ((document_id IS NULL AND "
+            "content_hash = ANY(%s)) OR document_id = ANY(%s)))",
+            (ids, bank_id, hashes, documents),
+        ).fetchall():
+            self.taken.add(found_id)
+            if found_bank != bank_id:
+                continue
+            if document_id is None:
+                self.hashes[bytes(content_hash)] = found_id
+            else:
+                self.documents[document_id] = (found_id, ordinal, bytes(content_hash))
+
+    def decide(self, item: NewMemory, imported: bool, extra: Sequence[str]) -> None:
+        if imported and item.id in self.taken:
+            self.ids.append(item.id)  # an import of a memory already here
+            return
+        if item.document_id is None:
+            same = self.hashes.get(item.content_hash)
+            if same is not None:  # identical content: its id, nothing changes
+                self.ids.append(same)
+                return
+        else:
+            prev = self.documents.get(item.document_id)
+            if prev is not None:
+                if prev[2] == item.content_hash:
+                    self.ids.append(prev[0])
+                    return
+                if item.update_mode == "append":
+                    raise ConflictError(document_conflict(self.bank, item.document_id))
+                self.seq += 1
+                self.log.append((self.seq, prev[1]))
+                self.taken.discard(prev[0])  # its id is free again, as after a DELETE
+                if prev[1] > self.first_seq:  # added earlier in this write: never inserted
+                    del self.added[prev[1]]
+                    self.rows = [r for r in self.rows if r[1] != prev[1]]
+                    self.tags = [t for t in self.tags if t[0] != prev[1]]
+                else:
+                    self.deleted.append(prev[1])
+                    self.removed.append(prev[1])
+        if item.id in self.taken:  # ids are generated unique: not an ordinary conflict
+            raise StorageError("a memory could not be stored")
+        self.seq += 1
+        if self.seq > MAX_ORDINAL:
+            raise StorageError(EXHAUSTED)
+        tags = list(item.tags)
+        for tag in extra:
+            if tag not in tags:
+                tags.append(tag)
+        self.rows.append(
+            (
+                item.id,
+                self.seq,
+                _blob(item.content),
+                _blob(item.context),
+                json.dumps(tags, ensure_ascii=False),
+                item.created_at,
+                item.retained_at,
+                item.document_id,
+                item.content_hash,
+                item.vector,
+            )
+        )
+        self.tags += [(self.seq, tag) for tag in tags]
+        self.added[self.seq] = (self.seq, item.content, item.context, item.vector)
+        self.taken.add(item.id)
+        if item.document_id is None:
+            self.hashes[item.content_hash] = item.id
+        else:
+            self.documents[item.document_id] = (item.id, self.seq, item.content_hash)
+        self.ids.append(item.id)
+
+    def apply(self, conn: Conn, bank_id: int, dim: int) -> WriteResult:
+        if self.seq != self.first_seq:
+            with conn.pipeline(), conn.cursor() as cur:
+                if self.deleted:
+                    cur.execute(
+                        "DELETE FROM memories WHERE bank_id = %s AND ordinal = ANY(%s)",
+                        (bank_id, self.deleted),
+                    )
+                    cur.execute(
+                        "DELETE FROM memory_tags WHERE bank_id = %s AND ordinal = ANY(%s)",
+                        (bank_id, self.deleted),
+                    )
+                if self.log:
+                    cur.executemany(
+                        "INSERT INTO removals (bank_id, seq, ordinal) VALUES (%s, %s, %s)",
+                        [(bank_id, seq, ordinal) for seq, ordinal in self.log],
+                    )
+                if self.rows:
+                    cur.executemany(
+                        "INSERT INTO memories (id, bank_id, ordinal, content, context, tags, "
+                        "created_at, retained_at, document_id, content_hash, vector) "
+                        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                        [(r[0], bank_id, *r[1:]) for r in self.rows],
+                    )
+                if self.tags:
+                    cur.executemany(
+                        "INSERT INTO memory_tags (bank_id, tag, ordinal) VALUES (%s, %s, %s)",
+                        [(bank_id, tag, ordinal) for ordinal, tag in self.tags],
+                    )
+                cur.execute("UPDATE banks SET last_seq = %s WHERE id = %s", (self.seq, bank_id))
+        return WriteResult(
+            self.bank,
+            bank_id,
+            self.ids,
+            Additions.from_rows(self.added.values()),
+            self.removed,
+            self.first_seq,
+            self.seq,
+            dim,
+        )
+
+
 class PostgresStore(PostgresBase):
     """The PostgreSQL implementation of :class:`memwire.store.Store` (docs/scaling.md)."""
 
@@ -205,7 +341,12 @@ class PostgresStore(PostgresBase):
         imported: bool = False,
         space: Space | None = None,
     ) -> WriteResult:
-        """Insert ``items`` in one transaction (:meth:`memwire.store.Store.write`)."""
+        """Insert ``items`` in one transaction (:meth:`memwire.store.Store.write`).
+
+        With the bank's row locked no other writer can change the bank, so one query reads
+        everything the batch's decisions depend on (the ids, content hashes and document ids
+        it names), the items are decided in order in Python exactly as the protocol says, and
+        the changes go out in one pipeline: a round trip per batch, not per memory."""
         if space is None and any(item.vector is not None for item in items):
             raise InvalidInputError(NO_SPACE)
 
@@ -213,93 +354,11 @@ class PostgresStore(PostgresBase):
             bank_id, first_seq, raw_config, embedder, dim = self._ensure_bank(conn, bank)
             dim = self._check_space(conn, bank, bank_id, (embedder, dim), space, items)
             extra = config_tags(json.loads(raw_config)) if config_tags is not None else []
-            seq = first_seq
-            ids: list[str] = []
-            added: list[tuple[int, str, str | None, bytes | None]] = []
-            removed: list[int] = []
-            dropped: set[int] = set()  # ordinals this write added, then replaced
-            execute = conn.execute
+            plan = _Plan(bank, first_seq)
+            plan.read(conn, bank_id, items)
             for item in items:
-                if (
-                    imported
-                    and execute("SELECT 1 FROM memories WHERE id = %s", (item.id,)).fetchone()
-                ):
-                    ids.append(item.id)  # an import of a memory already here
-                    continue
-                if item.document_id is not None:
-                    prev = execute(
-                        "SELECT id, ordinal, content_hash FROM memories "
-                        "WHERE bank_id = %s AND document_id = %s",
-                        (bank_id, item.document_id),
-                    ).fetchone()
-                    if prev is not None:
-                        if bytes(prev[2]) == item.content_hash:
-                            ids.append(prev[0])
-                            continue
-                        if item.update_mode == "append":
-                            raise ConflictError(document_conflict(bank, item.document_id))
-                        seq += 1
-                        self._delete_row(conn, bank_id, prev[1], seq)
-                        if prev[1] > first_seq:
-                            dropped.add(prev[1])
-                        else:
-                            removed.append(prev[1])
-                tags = list(item.tags)
-                for tag in extra:
-                    if tag not in tags:
-                        tags.append(tag)
-                # Without a document id, identical content is deduplicated by the unique index
-                # memories_dedupe: the insert does nothing and the existing id is returned.
-                inserted = execute(
-                    "INSERT INTO memories (id, bank_id, ordinal, content, context, tags, "
-                    "created_at, retained_at, document_id, content_hash, vector) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                    (
-                        item.id,
-                        bank_id,
-                        seq + 1,
-                        _blob(item.content),
-                        _blob(item.context),
-                        json.dumps(tags, ensure_ascii=False),
-                        item.created_at,
-                        item.retained_at,
-                        item.document_id,
-                        item.content_hash,
-                        item.vector,
-                    ),
-                ).rowcount
-                if not inserted:
-                    same = (
-                        execute(
-                            "SELECT id FROM memories WHERE bank_id = %s AND document_id IS NULL "
-                            "AND content_hash = %s",
-                            (bank_id, item.content_hash),
-                        ).fetchone()
-                        if item.document_id is None
-                        else None
-                    )
-                    if same is None:  # the id is taken
-                        raise StorageError("a memory could not be stored")
-                    ids.append(same[0])
-                    continue
-                seq += 1
-                if seq > MAX_ORDINAL:  # raising rolls the insert back with the rest
-                    raise StorageError(EXHAUSTED)
-                if tags:
-                    with conn.cursor() as cur:
-                        cur.executemany(
-                            "INSERT INTO memory_tags (bank_id, tag, ordinal) VALUES (%s, %s, %s)",
-                            [(bank_id, tag, seq) for tag in tags],
-                        )
-                added.append((seq, item.content, item.context, item.vector))
-                ids.append(item.id)
-            if dropped:
-                added = [a for a in added if a[0] not in dropped]
-            if seq != first_seq:
-                execute("UPDATE banks SET last_seq = %s WHERE id = %s", (seq, bank_id))
-            return WriteResult(
-                bank, bank_id, ids, Additions.from_rows(added), removed, first_seq, seq, dim
-            )
+                plan.decide(item, imported, extra)
+            return plan.apply(conn, bank_id, dim)
 
         return self._write(tx, "retain")
 
