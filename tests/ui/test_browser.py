@@ -1,4 +1,4 @@
-"""The memory page in headless Chromium against a real ``memwire serve`` (see conftest.py)."""
+"""The memory page in headless Chromium against a real ``memwire serve`` (see ui_support.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from conftest import (
+from ui_support import (
     BIG_BANK,
     BIG_COUNT,
     SMALL_BANK,
@@ -320,7 +320,7 @@ def test_backend_note(browser: Browser, server: Server, screenshot: Callable[[st
 def test_a_token_server_refuses_the_page_without_it(
     tmp_path: Path, screenshot: Callable[[str], None]
 ) -> None:
-    from conftest import make_browser
+    from ui_support import make_browser
 
     token = secrets.token_hex(16)
     db = tmp_path / "memory.db"
