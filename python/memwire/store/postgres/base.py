@@ -39,6 +39,15 @@ UNREACHABLE = "the database cannot be reached; try again later"
 MISSING = (
     "the PostgreSQL store needs psycopg 3, which is not installed: pip install 'memwire[postgres]'"
 )
+_CONNECT_DEFAULTS: dict[str, Any] = {
+    "connect_timeout": CONNECT_TIMEOUT_S,
+    "application_name": "memwire",
+    "keepalives": 1,
+    "keepalives_idle": 30,
+    "keepalives_interval": 10,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 60_000,  # ms
+}
 # A lock id of our own for schema creation (two servers starting at once on one database).
 _SCHEMA_LOCK = 0x6D656D77  # "memw"
 _RETRIED = frozenset({"40001", "40P01"})  # serialization_failure, deadlock_detected
@@ -178,12 +187,12 @@ class PostgresBase:
     def _connect(self) -> psycopg.Connection[Any]:
         pg = self._pg
         try:
-            conn: psycopg.Connection[Any] = pg.connect(
-                self._url,
-                autocommit=True,
-                connect_timeout=CONNECT_TIMEOUT_S,
-                application_name="memwire",
-            )
+            # Defaults for what the URL leaves out. Keepalives and a TCP user timeout make a
+            # database that vanished without a reset (a cut network) an error within about a
+            # minute, not a request that hangs forever.
+            given = pg.conninfo.conninfo_to_dict(self._url)
+            defaults = {k: v for k, v in _CONNECT_DEFAULTS.items() if k not in given}
+            conn: psycopg.Connection[Any] = pg.connect(self._url, autocommit=True, **defaults)
         except pg.ProgrammingError as exc:  # a malformed URL (libpq's message may echo it)
             log.debug("postgres URL refused: %s", type(exc).__name__)
             raise InvalidInputError("the PostgreSQL URL is not valid") from None
