@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -95,7 +94,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for pair in pairs:
             hits = _recall(memory, pair["query"], "empty", 5, args.min_score)
             empty += not hits
-            top = _recall(memory, pair["query"], "empty", 1, None)
+            top = _recall(memory, pair["query"], "empty", 1, 0.0)
             tops.append(top[0].score if top else 0.0)
         out["nothing_relevant_distractors"] = {
             "n": len(pairs),
@@ -128,7 +127,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 total += 1
                 hits = _recall(memory, claim, bank, 5, args.min_score)
                 empty += not hits
-                top = _recall(memory, claim, bank, 1, None)
+                top = _recall(memory, claim, bank, 1, 0.0)
                 tops.append(top[0].score if top else 0.0)
         out["nothing_relevant_scifact_on_locomo"] = {
             "n": total,

@@ -428,13 +428,13 @@ def test_every_check_fires_on_the_generated_definitions(paths: tuple[Path, ...])
     assert expected <= found, sorted(expected - found)
 
 
-PY_PROBE = '''"""Docstrings may cite 4096 and (1.0, 0.5, 0.3)."""
+PY_PROBE = '''"""Docstrings may cite 4096 and (1.1, 0.1, 0.5)."""
 MAX_DIM = 4096
 from memwire._kernel.contract import MAX_ORDINAL as LIMIT
 OK = LIMIT
 x = 2**32 - 1
 y = 0 <= x < 2**32
-WEIGHTS = (1.0, 0.5, 0.3)
+WEIGHTS = (1.1, 0.1, 0.5)
 msg = f"dim must be between 0 and {OK} or 4096, got {x}"
 marker = "\u2026[truncated]"
 k = 60.0  # a comment may say 20000
@@ -462,7 +462,7 @@ fn f<'a>(x: &'a str) -> char {
     let q = '"';
     let s = "dim must be between 0 and 4096, got {n}";
     /* a /* nested */ comment: 32_767 */
-    let w = [1.0, 0.5, 0.3];
+    let w = [1.1, 0.1, 0.5];
     let r = r#"memwire.index"#;
     let big = 4_294_967_295u32;
     let e = "\u{2026}[truncated]";

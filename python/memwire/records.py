@@ -12,8 +12,9 @@ __all__ = ["Hit", "Record"]
 class Hit:
     """One memory returned by :meth:`memwire.Memory.recall`, best first.
 
-    ``score`` is the fused (weighted reciprocal rank fusion) score: at most the sum of the
-    bank's ``fusion_weights`` over 61 (see ``min_score`` in docs/dense.md); ``bm25_rank``,
+    ``score`` is the fused score, in [0, 1] and comparable across queries and banks: the
+    ``fusion_weights``-weighted mean of the memory's BM25 share of the query's IDF, the share
+    of query terms it contains and its cosine (docs/dense.md, "Score fusion"); ``bm25_rank``,
     ``overlap_rank`` and ``dense_rank`` are the 1-based ranks in each stream that produced it
     (0: absent). When the
     token budget is short, the top hit's ``content`` is truncated (it ends with

@@ -82,7 +82,9 @@ def test_a_lexical_bank_switched_to_vectors_mixes_cleanly(db_path: Path, backend
         assert bank_space(db_path) == (MODEL_ID, 256)
         hits = m.recall("what food can't he eat?", limit=20)
         dense = {h.id for h in hits if h.dense_rank}
-        assert dense == set(new)  # old memories have no vector until a reembed
+        # Old memories have no vector until a reembed (a new one whose cosine is not positive
+        # and that shares no term scores 0 and is not returned).
+        assert dense and dense <= set(new)
         assert set(old).isdisjoint(dense)
         live = recall_rows(m, QUERIES)
     _drop_snapshots(db_path)

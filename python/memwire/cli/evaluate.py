@@ -47,6 +47,14 @@ def _add_run_options(p: argparse.ArgumentParser, *, weights: bool = True) -> Non
             help="embedder of the evaluation banks: the bundled static one (default) or "
             "all-MiniLM-L6-v2 from the [embed] extra (docs/dense.md)",
         )
+        p.add_argument(
+            "--min-score",
+            type=float,
+            default=None,
+            metavar="SCORE",
+            help="relevance floor of the evaluation banks, 0 to 1 (default: the bank default; "
+            "0 keeps every hit)",
+        )
     p.add_argument(
         "--backend",
         choices=("rust", "python"),
@@ -172,6 +180,7 @@ def run_locomo(args: argparse.Namespace) -> int:
         limit=args.limit,
         context_turns=args.context_turns,
         context_after=args.context_after,
+        min_score=args.min_score,
         show_progress=_show(args),
     )
     return _finish(args, report)
@@ -202,6 +211,7 @@ def run_beir(args: argparse.Namespace) -> int:
         backend=args.backend,
         embedder=_embedder(args),
         weights=args.weights,
+        min_score=args.min_score,
         show_progress=_show(args),
     )
     return _finish(args, report)

@@ -44,6 +44,7 @@ def evaluate_beir(
     backend: str | None = None,
     embedder: Embedder | None = None,
     weights: Sequence[float] | None = None,
+    min_score: float | None = None,
     show_progress: bool | None = None,
 ) -> Report:
     """Index ``corpus.jsonl`` into one bank and run every query of ``qrels/{split}.tsv``."""
@@ -66,6 +67,8 @@ def evaluate_beir(
         ]
         if weights is not None:
             memory.set_config("beir", {"fusion_weights": list(weights)})
+        if min_score is not None:
+            memory.set_config("beir", {"min_score": min_score})
         ids = timed_retain(memory, latency, items, "beir")
         key_of = {memory_id: str(d["_id"]) for memory_id, d in zip(ids, corpus, strict=True)}
         for qid in progress(list(qrels), len(qrels), "beir", show_progress):
@@ -92,6 +95,7 @@ def evaluate_beir(
         config={
             "embedder": memory_embedder,
             "fusion_weights": list(weights) if weights is not None else "default",
+            "min_score": min_score if min_score is not None else "default",
             "split": split,
             "limit": 100,
             "memory": "title + text per document",

@@ -90,12 +90,14 @@ def evaluate_locomo(
     limit: int = 20,
     context_turns: int = 2,
     context_after: int = 1,
+    min_score: float | None = None,
     show_progress: bool | None = None,
 ) -> Report:
     """Run the LoCoMo retrieval evaluation on ``data`` (the original JSON format).
 
     ``context_turns`` / ``context_after``: how many turns of the same session before / after
-    each turn it is stored with as its context (0 and 0 store turns alone).
+    each turn it is stored with as its context (0 and 0 store turns alone). ``min_score``: the
+    banks' relevance floor (default: the bank default).
     """
     for name, value in (("context_turns", context_turns), ("context_after", context_after)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -113,6 +115,8 @@ def evaluate_locomo(
             items = [{"content": t.text, "context": t.context, "created_at": t.when} for t in turns]
             if weights is not None:
                 memory.set_config(bank, {"fusion_weights": list(weights)})
+            if min_score is not None:
+                memory.set_config(bank, {"min_score": min_score})
             ids = timed_retain(memory, latency, items, bank)
             by_id: dict[str, list[str]] = {}
             for turn, memory_id in zip(turns, ids, strict=True):
@@ -155,6 +159,7 @@ def evaluate_locomo(
         config={
             "embedder": memory_embedder,
             "fusion_weights": list(weights) if weights is not None else "default",
+            "min_score": min_score if min_score is not None else "default",
             "limit": limit,
             "memory": "one per turn",
             "context_turns": context_turns,

@@ -541,10 +541,11 @@ class Memory:
         bank's ``recall_max_tokens``, else 8000); the top hit is truncated rather than dropped.
         ``tags``: only memories with at least one of them; ``exclude_tags``: none of them.
         ``min_score``: drop hits whose fused score is below it, so a query with nothing relevant
-        returns nothing. The fused score is weighted reciprocal rank fusion: a memory at rank
-        ``r`` of a stream of weight ``w`` gets ``w / (60 + r)``, so the best possible score is
-        the sum of the bank's ``fusion_weights`` over 61 (1.8 / 61 ~= 0.0295 by default) and a
-        memory found by BM25 alone at rank 1 scores 1 / 61 ~= 0.0164 (docs/dense.md).
+        returns nothing (default: the bank's ``min_score``, else ``DEFAULT_MIN_SCORE``; 0 keeps
+        every hit). The fused score is in [0, 1], with one meaning in every query and bank:
+        the ``fusion_weights``-weighted mean of the memory's BM25 over its most it could score
+        for the query's terms, the share of query terms it contains and its cosine with the
+        query (docs/dense.md, "Score fusion").
         """
         self._check_open()
         text = clean_text(query, "query", MAX_QUERY_CHARS)
@@ -582,7 +583,9 @@ class Memory:
             rows = state.index.recall(text, count, weights=weights, allow=allow, vector=vector)
             bank_id = state.bank_id
         self._maybe_snapshot(state)
-        if floor is not None:
+        if floor is None:
+            floor = config.min_score(cfg)  # the bank's relevance floor
+        if floor > 0:
             rows = [r for r in rows if r[1] >= floor]
         if not rows:
             return []

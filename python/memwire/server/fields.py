@@ -276,7 +276,7 @@ FIELDS: tuple[Field, ...] = (
         "min_score",
         "number",
         "drop memories whose fused score is below it, so a query with nothing relevant finds "
-        "nothing; scores run up to about 0.03 with the default fusion_weights",
+        "nothing; fused scores are in [0, 1] (docs/dense.md)",
         ("recall", "reflect"),
         default_help="no floor",
         flags=("--min-score",),

@@ -1,4 +1,4 @@
-//! Weighted reciprocal rank fusion (docs/parity.md, "Reciprocal rank fusion").
+//! Weighted reciprocal rank fusion, the `rrf` primitive (docs/parity.md, "Fusion").
 
 use rustc_hash::FxHashMap as HashMap;
 use std::hash::Hash;

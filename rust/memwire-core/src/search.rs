@@ -1,5 +1,5 @@
 //! Exact BM25 and overlap top-k, dense search and recall (docs/parity.md, "BM25", "Overlap",
-//! "Filters", "Reciprocal rank fusion").
+//! "Filters", "Fusion").
 //!
 //! Scores are accumulated term at a time, query terms in order of first appearance, each
 //! contribution computed by the contract's exact sequence of f64 operations; a document's score
@@ -10,8 +10,9 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::cell::RefCell;
 use std::sync::Arc;
 
+use crate::dense::score as dense_score;
+use crate::dot::Query;
 use crate::error::{check_depth, check_k, check_weights, Result};
-use crate::fusion::rrf;
 use crate::generated::{BM25_B, BM25_K1, DEFAULT_DEPTH, DEFAULT_WEIGHTS};
 use crate::index::{BankIndex, Norms, Posting, RecallRow, Scored};
 use crate::rank::{canon, Key, TopK};
@@ -261,9 +262,10 @@ impl BankIndex {
         dense.search(&query, k, allow.as_ref())
     }
 
-    /// Fused recall: each stream read to `depth`, fused by weighted RRF, cut to `limit`.
-    /// `weights`/`depth` default to DEFAULT_WEIGHTS / DEFAULT_DEPTH. Validation order follows
-    /// the Python twin: limit, weights, depth, vector.
+    /// Fused recall (docs/parity.md, "Fusion"): each stream read to `depth`; the union of the
+    /// weighted streams' lists scored exactly in every stream, fused into a score in [0, 1],
+    /// cut to `limit`. `weights`/`depth` default to DEFAULT_WEIGHTS / DEFAULT_DEPTH. Validation
+    /// order follows the Python twin: limit, weights, depth, vector.
     pub fn recall(
         &self,
         query: &str,
@@ -280,9 +282,9 @@ impl BankIndex {
             Some(d) => check_depth(d)?,
             None => DEFAULT_DEPTH,
         };
-        let dense = match vector {
-            Some(v) => self.dense_top(v, depth, allow)?,
-            None => Vec::new(),
+        let (dense, qvec) = match vector {
+            Some(v) => (self.dense_top(v, depth, allow)?, Some(self.decode_vector(v)?)),
+            None => (Vec::new(), None),
         };
         let (bm25, overlap) = self.lexical_top(query, allow, depth, depth);
         let streams: [Vec<u32>; 3] =
@@ -292,11 +294,85 @@ impl BankIndex {
             .map(|s| s.iter().enumerate().map(|(i, &o)| (o, i as u32 + 1)).collect())
             .collect();
         let rank = |i: usize, o: u32| ranks[i].get(&o).copied().unwrap_or(0);
-        Ok(rrf(&streams, weights)?
+        let w_dense = if qvec.is_some() { weights[2] } else { 0.0 };
+        let used = [weights[0], weights[1], w_dense];
+        let total = (used[0] + used[1]) + used[2];
+        if total == 0.0 {
+            return Ok(Vec::new());
+        }
+        let mut seen: HashSet<u32> = HashSet::default();
+        let cands: Vec<u32> = streams
+            .iter()
+            .zip(used)
+            .filter(|(_, w)| *w != 0.0)
+            .flat_map(|(s, _)| s.iter().copied())
+            .filter(|&o| seen.insert(o))
+            .collect();
+        let (terms, idfs, q_idf) = self.idf_terms(query);
+        let norms = if terms.is_empty() { None } else { Some(self.norms()) };
+        let query_dot = qvec.as_deref().map(Query::new);
+        let mut fused: Vec<(u32, f64)> = Vec::with_capacity(cands.len());
+        for o in cands {
+            let mut bm25 = 0.0;
+            let mut hits: u32 = 0;
+            if let (Some(norms), Some(&slot)) = (&norms, self.slot_of.get(&o)) {
+                let norm = norms.values[slot as usize];
+                for (term, &idf) in terms.iter().zip(&idfs) {
+                    let Some(id) = term else { continue };
+                    let p = &self.postings[*id as usize];
+                    if let Ok(j) = p.ords.binary_search(&o) {
+                        let tf = f64::from(p.tfs[j]);
+                        bm25 += idf * ((tf * K1_PLUS_1) / (tf + norm));
+                        hits += 1;
+                    }
+                }
+            }
+            let (lex, frac) = if hits > 0 {
+                (bm25 / (K1_PLUS_1 * q_idf), f64::from(hits) / idfs.len() as f64)
+            } else {
+                (0.0, 0.0)
+            };
+            let mut cos = 0.0;
+            if let (Some(q), Some(d)) = (&query_dot, self.dense.as_ref()) {
+                if let Some(row) = d.get(o) {
+                    let dot = q.dot(row);
+                    if dot > 0 {
+                        cos = dense_score(dot);
+                    }
+                }
+            }
+            let score = (((used[0] * lex) + (used[1] * frac)) + (used[2] * cos)) / total;
+            if score > 0.0 {
+                fused.push((o, score));
+            }
+        }
+        fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        Ok(fused
             .into_iter()
             .take(limit)
             .map(|(o, s)| (o, s, rank(0, o), rank(1, o), rank(2, o)))
             .collect())
+    }
+
+    /// The query's distinct terms (term id, None when absent from the vocabulary), their idf,
+    /// and the sum of those idf in query order; nothing when the index holds no token.
+    fn idf_terms(&self, query: &str) -> (Vec<Option<u32>>, Vec<f64>, f64) {
+        let n = self.live.len();
+        if n == 0 || self.total_len == 0 {
+            return (Vec::new(), Vec::new(), 0.0);
+        }
+        let mut ids = Vec::new();
+        let mut idfs = Vec::new();
+        let mut q_idf = 0.0;
+        for t in query_terms(query) {
+            let id = self.vocab.get(t.as_str()).copied();
+            let df = id.map_or(0, |id| self.postings[id as usize].df() as u64);
+            let idf = (1.0 + (((n - df) as f64 + 0.5) / (df as f64 + 0.5))).ln();
+            ids.push(id);
+            idfs.push(idf);
+            q_idf += idf;
+        }
+        (ids, idfs, q_idf)
     }
 }
 

@@ -21,16 +21,18 @@ from memwire._kernel.pure._generated import (
     BM25_K1,
     DEFAULT_DEPTH,
     DEFAULT_WEIGHTS,
+    DENSE_SCALE,
     MAX_ORDINAL,
 )
 from memwire._kernel.pure.dense import DenseStore, GraphBuild, decode
-from memwire._kernel.pure.ranking import rrf, top_k
+from memwire._kernel.pure.ranking import top_k
 from memwire._kernel.pure.tokenizer import tokenize
 from memwire.errors import InvalidInputError
 
 __all__ = ["BankIndex"]
 
 _K1_PLUS_1 = BM25_K1 + 1.0
+_DENSE_DIVISOR = float(DENSE_SCALE * DENSE_SCALE)
 
 
 class Postings:
@@ -311,8 +313,10 @@ class BankIndex:
         ws = _checks.weights(DEFAULT_WEIGHTS if weights is None else weights, 3)
         depth = _checks.at_least_one("depth", DEFAULT_DEPTH if depth is None else depth)
         dense: list[tuple[int, float]] = []
+        qvec = None
         if vector is not None:
             dense = self.search_dense(vector, depth, allow)
+            qvec = decode(bytes(vector), self._dim).astype(np.int64)
         ords, scores, counts = self._lexical(query, allow)
         streams = [
             [o for o, _ in top_k(ords, scores, depth)],
@@ -320,10 +324,63 @@ class BankIndex:
             [o for o, _ in dense],
         ]
         ranks = [{o: r for r, o in enumerate(s, 1)} for s in streams]
+        w_dense = ws[2] if vector is not None else 0.0
+        total = (ws[0] + ws[1]) + w_dense
+        if total == 0.0:
+            return []
+        # Candidates: the union of the weighted streams' top-depth (docs/parity.md, "Fusion").
+        cands: dict[int, None] = {}
+        for stream, w in zip(streams, (ws[0], ws[1], w_dense), strict=True):
+            if w != 0.0:
+                cands.update(dict.fromkeys(stream))
+        terms, idfs, q_idf = self._query_terms(query)
+        norm = self._norms() if terms else None
+        dense_store = self._dense
+        fused: list[tuple[int, float]] = []
+        for o in cands:
+            bm25, hits = 0.0, 0
+            if norm is not None:
+                slot = self._slot_of[o]
+                for postings, idf in zip(terms, idfs, strict=True):
+                    if postings is None or o not in postings.docs:
+                        continue
+                    tf = float(postings.tfs[postings.docs.rank(o) - 1])
+                    bm25 = bm25 + idf * ((tf * _K1_PLUS_1) / (tf + float(norm[slot])))
+                    hits += 1
+            lex = bm25 / (_K1_PLUS_1 * q_idf) if hits else 0.0
+            frac = float(hits) / float(len(idfs)) if hits else 0.0
+            cos = 0.0
+            if qvec is not None and dense_store is not None:
+                row = dense_store.vectors.get(o)
+                if row is not None:
+                    dot = int(row.astype(np.int64) @ qvec)
+                    cos = dot / _DENSE_DIVISOR if dot > 0 else 0.0
+            score = (((ws[0] * lex) + (ws[1] * frac)) + (w_dense * cos)) / total
+            if score > 0.0:
+                fused.append((o, score))
+        fused.sort(key=lambda item: (-item[1], item[0]))
         return [
             (o, score, ranks[0].get(o, 0), ranks[1].get(o, 0), ranks[2].get(o, 0))
-            for o, score in rrf(streams, ws)[:limit]
+            for o, score in fused[:limit]
         ]
+
+    def _query_terms(self, query: str) -> tuple[list[Postings | None], list[float], float]:
+        """The query's distinct terms (postings, None when absent), their idf and the sum of
+        those idf in query order; no terms when the index has no tokens."""
+        n = len(self._live)
+        if n == 0 or self._total_len == 0:
+            return [], [], 0.0
+        postings: list[Postings | None] = []
+        idfs: list[float] = []
+        q_idf = 0.0
+        for term in dict.fromkeys(tokenize(query)):
+            p = self._vocab.get(term)
+            df = len(p.docs) if p is not None else 0
+            idf = math.log(1.0 + ((n - df) + 0.5) / (df + 0.5))
+            postings.append(p)
+            idfs.append(idf)
+            q_idf = q_idf + idf
+        return postings, idfs, q_idf
 
     # -- snapshots -----------------------------------------------------------------------
     def to_bytes(self) -> bytes:
