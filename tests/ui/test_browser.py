@@ -154,6 +154,14 @@ def test_pages_through_a_thousand_memories_newest_first(
     by_id(browser, "prev").click()
     wait(browser, lambda d: by_id(browser, "page-info").text.startswith("901"), "the newer page")
     assert page_ids(browser) == facts["newest_first"][900:950]
+    # A memory's link opens its detail; back returns to the same page.
+    target = facts["newest_first"][905]
+    css(browser, f'#memory-rows tr[data-id="{target}"] td.content a')[0].click()
+    wait(browser, lambda d: target in by_id(browser, "memory-detail").text, "the detail")
+    detail = by_id(browser, "memory-detail").text
+    assert "note 0094:" in detail and "session 0" in detail and "retained" in detail
+    by_id(browser, "back").click()
+    wait(browser, lambda d: by_id(browser, "page-info").text.startswith("901"), "the page again")
     assert_clean(browser, server)
 
 

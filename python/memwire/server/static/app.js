@@ -124,7 +124,7 @@ $("signout").addEventListener("click", () => {
 
 // -- navigation: the hash holds bank, view, offset and memory ----------------------------------
 
-function go(changes) {
+function hashFor(changes) {
   const next = { bank: state.bank, view: state.view, offset: state.offset, memory: null };
   Object.assign(next, changes);
   const params = new URLSearchParams();
@@ -132,7 +132,11 @@ function go(changes) {
   if (next.view) params.set("view", next.view);
   if (next.offset) params.set("offset", String(next.offset));
   if (next.memory) params.set("memory", next.memory);
-  const hash = "#" + params.toString();
+  return "#" + params.toString();
+}
+
+function go(changes) {
+  const hash = hashFor(changes);
   if (location.hash === hash) route();
   else location.hash = hash;
 }
@@ -219,10 +223,14 @@ async function showMemories() {
   for (const m of rows) {
     const row = el("tr", { "data-id": m.id },
       el("td", { class: "date", text: shortDate(m.created_at), title: m.created_at }),
-      el("td", { class: "content", text: excerpt(m.content, 240) }),
+      el("td", { class: "content" },
+        // A real link, so the keyboard and "open in a new tab" reach the memory too.
+        el("a", { href: hashFor({ view: "memory", memory: m.id }), text: excerpt(m.content, 240) })),
       el("td", null, tagList(m.tags)),
       el("td", { class: "context", text: m.context ? excerpt(m.context, 120) : "" }));
-    row.addEventListener("click", () => go({ view: "memory", memory: m.id }));
+    row.addEventListener("click", (event) => {
+      if (!event.target.closest("a")) go({ view: "memory", memory: m.id });
+    });
     body.append(row);
   }
   const last = offset + rows.length;
