@@ -23,6 +23,16 @@ _FAILURES_FILE = "failures.jsonl"
 _configured = False
 
 
+class _PrivateRotatingFileHandler(RotatingFileHandler):
+    """A rotating log whose files (the live one and each new one after a rollover) are 0600."""
+
+    def _open(self) -> Any:
+        from memwire.store.files import open_private
+
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+        return open(open_private(self.baseFilename, flags), "a", encoding=self.encoding)
+
+
 def setup_logging() -> None:
     """Send the ``memwire`` loggers to ``<home>/hooks/hooks.log`` and nowhere else: a hook's
     stdout is read by the host (and often shown to the model), its stderr by the user."""
@@ -36,9 +46,8 @@ def setup_logging() -> None:
         root.removeHandler(old)
     handler: logging.Handler
     try:
-        directory = _paths.hooks_dir()
-        directory.mkdir(parents=True, exist_ok=True)
-        handler = RotatingFileHandler(
+        directory = _paths.private_dir(_paths.hooks_dir())
+        handler = _PrivateRotatingFileHandler(
             directory / "hooks.log", maxBytes=1 << 20, backupCount=1, encoding="utf-8"
         )
         handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(message)s"))
@@ -49,17 +58,24 @@ def setup_logging() -> None:
 
 
 def _append(path: os.PathLike[str] | str, record: Mapping[str, Any]) -> None:
+    from memwire.store.files import open_private
+
     line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
-    with open(path, "a", encoding="utf-8") as handle:
+    fd = open_private(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    with open(fd, "a", encoding="utf-8") as handle:
         handle.write(line)
 
 
 def failure(event: str, what: str, detail: str = "") -> None:
     """Record a hook failure (kept to the last :data:`MAX_FAILURES`)."""
+    from memwire.redact import redact
+
+    what, detail = redact(what), redact(detail)
     logging.getLogger("memwire.hooks").warning("%s: %s %s", event, what, detail)
+    from memwire.store.files import open_private
+
     with contextlib.suppress(OSError):
-        directory = _paths.hooks_dir()
-        directory.mkdir(parents=True, exist_ok=True)
+        directory = _paths.private_dir(_paths.hooks_dir())
         path = directory / _FAILURES_FILE
         _append(
             path,
@@ -73,7 +89,8 @@ def failure(event: str, what: str, detail: str = "") -> None:
         if path.stat().st_size > MAX_FAILURES * 600:
             lines = path.read_text(encoding="utf-8", errors="replace").splitlines()[-MAX_FAILURES:]
             tmp = path.with_suffix(".tmp")
-            tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            with open(open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w") as out:
+                out.write("\n".join(lines) + "\n")
             os.replace(tmp, path)
 
 
@@ -98,7 +115,7 @@ def recent_failures(count: int = 5) -> list[dict[str, Any]]:
 def audit(session: str, record: Mapping[str, Any]) -> None:
     """Append one line to the session's audit log (what was injected: ids, bytes)."""
     with contextlib.suppress(OSError):
-        directory = _paths.audit_dir()
-        directory.mkdir(parents=True, exist_ok=True)
+        _paths.private_dir(_paths.hooks_dir())
+        directory = _paths.private_dir(_paths.audit_dir())
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         _append(directory / f"{_paths.safe_name(session)}.jsonl", {"at": stamp, **record})

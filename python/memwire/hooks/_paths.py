@@ -18,7 +18,15 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["audit_dir", "home", "hooks_dir", "safe_name", "sessions_dir", "spool_dir"]
+__all__ = [
+    "audit_dir",
+    "home",
+    "hooks_dir",
+    "private_dir",
+    "safe_name",
+    "sessions_dir",
+    "spool_dir",
+]
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -47,6 +55,14 @@ def sessions_dir() -> Path:
 
 def audit_dir() -> Path:
     return hooks_dir() / "audit"
+
+
+def private_dir(directory: Path) -> Path:
+    """Make one of the hooks' directories (0700, its missing parents too; see
+    :mod:`memwire.store.files`). Raises OSError."""
+    from memwire.store.files import private_dir as make
+
+    return make(directory)
 
 
 def safe_name(value: str) -> str:

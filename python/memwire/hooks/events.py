@@ -210,12 +210,26 @@ def load_state(session: str) -> dict[str, Any]:
 
 
 def save_state(session: str, state: Mapping[str, Any]) -> None:
+    from memwire.store.files import open_private
+
     with contextlib.suppress(OSError):
         path = _state_path(session)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _paths.private_dir(_paths.hooks_dir())
+        _paths.private_dir(path.parent)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(dict(state), ensure_ascii=False), encoding="utf-8")
+        fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        with open(fd, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(dict(state), ensure_ascii=False))
         os.replace(tmp, path)
+
+
+def remember_prompt(state: dict[str, Any], prompt: str) -> None:
+    """Keep what a later short prompt ("continue") borrows as its query: the end of this one,
+    normalised and redacted (the raw prompt is never written; a secret is no search term)."""
+    from memwire._text import nfkc
+    from memwire.redact import redact
+
+    state["last_prompt"] = redact(nfkc(prompt))[-2000:]
 
 
 def is_short(prompt: str) -> bool:
@@ -246,7 +260,7 @@ def _inject(client: Client, event: str, payload: HookInput, bank: str, result: H
         state = load_state(payload.session_id)
         query, borrowed = choose_query(payload.prompt, state)
         if not is_short(payload.prompt):
-            state["last_prompt"] = payload.prompt[-2000:]
+            remember_prompt(state, payload.prompt)
             save_state(payload.session_id, state)
         if not query:
             return ""
@@ -351,12 +365,7 @@ def _deliver(
 
 def spool_rejected(bank: str, items: list[dict[str, Any]], why: str) -> None:
     with contextlib.suppress(OSError):
-        directory = _paths.spool_dir()
-        directory.mkdir(parents=True, exist_ok=True)
-        with open(directory / spool.REJECTED, "a", encoding="utf-8") as handle:
-            for item in items:
-                record = {"v": spool.FORMAT, "bank": bank, "item": item, "reason": why[:200]}
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        spool.reject(bank, items, why)
 
 
 def drain_spool(client: Client, budget: float = DRAIN_BUDGET_S) -> int:
@@ -453,7 +462,7 @@ def _run_bounded(
         # Nothing can be injected; remember the prompt for "continue" and answer at once.
         state = load_state(payload.session_id)
         if payload.prompt and not is_short(payload.prompt):
-            state["last_prompt"] = payload.prompt[-2000:]
+            remember_prompt(state, payload.prompt)
             save_state(payload.session_id, state)
         result.output = format_output(result.host, result.event, "")
         return result

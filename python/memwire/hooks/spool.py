@@ -4,13 +4,15 @@ them.
 - :func:`append` writes one new file per call (``<home>/spool/<time>-<pid>-<rand>.jsonl``), one
   JSON line per write, then ``fsync``s the file and the directory before returning: once it
   returns, a crash or power loss cannot lose the writes. Content is redacted before it is
-  spooled (the same redaction the store applies), so secrets never reach the spool either.
+  spooled (the same redaction the store applies, by :func:`clean_item`; tags and the document
+  id too), so secrets never reach the spool either.
 - :func:`drain` delivers the spooled writes oldest first, under a non-blocking lock (a second
   drainer skips instead of waiting). A file whose writes were all delivered is deleted; a file
   that was only partly delivered is replaced atomically by the remainder. Every spooled write
   carries a ``document_id``, and the store treats a write of the same document with the same
   content as a no-op, so a replay after a crash between delivery and deletion never duplicates.
-- A write the store refuses as invalid is moved to ``rejected.jsonl`` (kept, never retried);
+- A write the store refuses as invalid is moved to ``rejected.jsonl`` (kept, never retried;
+  :func:`reject` writes it there redacted and fsynced, the one writer of that file);
   a torn last line (a crash in the middle of a write) is skipped.
 """
 
@@ -28,7 +30,7 @@ from typing import Any
 
 from memwire.hooks import _paths
 
-__all__ = ["Delivery", "DrainResult", "append", "depth", "drain"]
+__all__ = ["Delivery", "DrainResult", "append", "clean_item", "depth", "drain", "reject"]
 
 FORMAT = 1
 REJECTED = "rejected.jsonl"
@@ -64,7 +66,8 @@ def _fsync_dir(directory: Path) -> None:
 
 def _write_durably(path: Path, lines: Sequence[str]) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(fd, "w", encoding="utf-8") as handle:
         handle.writelines(lines)
         handle.flush()
         os.fsync(handle.fileno())
@@ -72,28 +75,62 @@ def _write_durably(path: Path, lines: Sequence[str]) -> None:
     _fsync_dir(path.parent)
 
 
-def append(bank: str, items: Sequence[Mapping[str, Any]], *, reason: str = "") -> Path:
-    """Spool ``items`` (retain fields: content, tags, context, created_at, document_id,
-    update_mode) for ``bank``; durable when this returns. Raises OSError if the disk refuses."""
+def clean_item(item: Mapping[str, Any]) -> dict[str, Any]:
+    """``item`` as it may be written to disk: content and context NFKC-normalised and redacted,
+    tags and document id redacted (the store refuses an identifier that holds a secret; here
+    there is nobody to refuse to, so the secret is replaced and never written)."""
     from memwire._text import nfkc
     from memwire.redact import redact
 
+    clean = dict(item)
+    for key in ("content", "context"):
+        value = clean.get(key)
+        if isinstance(value, str):
+            clean[key] = redact(nfkc(value))
+    doc = clean.get("document_id")
+    if isinstance(doc, str):
+        clean["document_id"] = redact(nfkc(doc), personal=False)
+    tags = clean.get("tags")
+    if isinstance(tags, str):
+        tags = [tags]
+    if isinstance(tags, (list, tuple)):
+        clean["tags"] = [redact(nfkc(t), personal=False) if isinstance(t, str) else t for t in tags]
+    return clean
+
+
+def _line(bank: str, item: Mapping[str, Any], reason: str) -> str:
+    from memwire.redact import redact
+
+    record = {"v": FORMAT, "bank": bank, "item": clean_item(item), "reason": redact(reason[:200])}
+    return json.dumps(record, ensure_ascii=False) + "\n"
+
+
+def append(bank: str, items: Sequence[Mapping[str, Any]], *, reason: str = "") -> Path:
+    """Spool ``items`` (retain fields: content, tags, context, created_at, document_id,
+    update_mode) for ``bank``; durable when this returns. Raises OSError if the disk refuses."""
     directory = _paths.spool_dir()
-    directory.mkdir(parents=True, exist_ok=True)
+    _paths.private_dir(directory)
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     name = f"{stamp}-{time.time_ns() % 10**9:09d}-{os.getpid()}-{secrets.token_hex(4)}.jsonl"
-    lines = []
-    for item in items:
-        clean = dict(item)
-        for key in ("content", "context"):
-            value = clean.get(key)
-            if isinstance(value, str):
-                clean[key] = redact(nfkc(value))
-        record = {"v": FORMAT, "bank": bank, "item": clean, "reason": reason[:200]}
-        lines.append(json.dumps(record, ensure_ascii=False) + "\n")
     path = directory / name
-    _write_durably(path, lines)
+    _write_durably(path, [_line(bank, item, reason) for item in items])
     return path
+
+
+def _append_durably(path: Path, lines: Sequence[str]) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    with open(fd, "a", encoding="utf-8") as handle:
+        handle.writelines(lines)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def reject(bank: str, items: Sequence[Mapping[str, Any]], why: str) -> None:
+    """Keep ``items``, which the store refused as invalid, in ``rejected.jsonl`` (redacted,
+    fsynced): never retried, kept for a human to read. Raises OSError if the disk refuses."""
+    directory = _paths.spool_dir()
+    _paths.private_dir(directory)
+    _append_durably(directory / REJECTED, [_line(bank, item, why) for item in items])
 
 
 def _files(directory: Path) -> list[Path]:
@@ -164,7 +201,10 @@ def _lock(directory: Path) -> Iterator[bool]:
             with contextlib.suppress(OSError):
                 path.unlink()
         return
-    handle = open(path, "a")  # noqa: SIM115 - held for the whole drain
+    from memwire.store.files import open_private
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+    handle = open(open_private(path, flags), "a")  # noqa: SIM115 - held for the whole drain
     try:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -218,11 +258,8 @@ def drain(
                     result.rejected += 1
                 else:
                     result.delivered += 1
-            if rejected:
-                with open(directory / REJECTED, "a", encoding="utf-8") as handle:
-                    handle.writelines(rejected)
-                    handle.flush()
-                    os.fsync(handle.fileno())
+            if rejected:  # already redacted: these lines were written by append
+                _append_durably(directory / REJECTED, rejected)
             if keep:
                 result.remaining += len(keep)
                 if len(keep) != len(records):

@@ -222,8 +222,13 @@ def _split(text: str, limit: int) -> list[str]:
 
 
 def chunk_exchange(exchange: Exchange, limit: int = MAX_CHUNK_CHARS) -> list[Chunk]:
-    """The chunks of one exchange (one when it fits in ``limit`` characters)."""
-    text = exchange.text()
+    """The chunks of one exchange (one when it fits in ``limit`` characters). The exchange is
+    redacted whole before it is cut: a key or a ``<private>`` block straddling a cut would
+    otherwise leave its tail in the next chunk, where no rule recognises it."""
+    from memwire._text import nfkc
+    from memwire.redact import redact
+
+    text = redact(nfkc(exchange.text()))
     return [
         Chunk(exchange=exchange.index, part=n, text=piece, timestamp=exchange.timestamp)
         for n, piece in enumerate(_split(text, limit))

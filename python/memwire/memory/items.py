@@ -22,7 +22,7 @@ from memwire._text import (
 )
 from memwire.errors import InvalidInputError
 from memwire.records import Record
-from memwire.redact import redact
+from memwire.redact import redact, secret_kinds
 from memwire.store import NewMemory, Row
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "MAX_ID_CHARS",
     "UPDATE_MODES",
     "check_id",
+    "check_identifier",
     "check_int",
     "check_min_score",
     "config_merger",
@@ -55,6 +56,18 @@ def check_id(value: object) -> str:
         raise InvalidInputError("id must be a non-empty string")
     if len(value) > MAX_ID_CHARS:
         raise InvalidInputError(f"id is too long (limit {MAX_ID_CHARS} characters)")
+    return value
+
+
+def check_identifier(value: str, what: str) -> str:
+    """Refuse a name (tag, document id) redaction would change: an identifier is matched
+    exactly, so rewriting it would silently break every lookup by it."""
+    kinds = secret_kinds(value)
+    if kinds:
+        raise InvalidInputError(
+            f"{what} looks like it holds a secret or personal data ({', '.join(kinds)}); "
+            "identifiers are not redacted, so it was refused"
+        )
     return value
 
 
@@ -109,7 +122,9 @@ def prepare(
         ctx = redact(ctx) if ctx.strip() else None
     doc: str | None = None
     if document_id is not None:
-        doc = clean_label(document_id, "document_id", MAX_DOCUMENT_ID_CHARS)
+        doc = check_identifier(
+            clean_label(document_id, "document_id", MAX_DOCUMENT_ID_CHARS), "document_id"
+        )
     if update_mode not in UPDATE_MODES:
         raise InvalidInputError(f"update_mode must be 'replace' or 'append', got {update_mode!r}")
     if created_at is None and now is not None:
@@ -120,7 +135,7 @@ def prepare(
         id=memory_id or new_id(),
         content=text,
         context=ctx,
-        tags=tuple(clean_tags(tags)),
+        tags=tuple(check_identifier(tag, "tag") for tag in clean_tags(tags)),
         created_at=when,
         retained_at=retained_at or now or _dates.format_utc(_dates.now_utc()),
         document_id=doc,

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from memwire.errors import MemwireError, StorageError
+from memwire.store.files import private_dir, private_file
 from memwire.store.protocol import CLOSED, MAX_ORDINAL
 
 __all__ = [
@@ -156,9 +157,12 @@ class SQLiteBase:
         if not self.ephemeral:
             target = Path(path)
             try:
-                target.parent.mkdir(parents=True, exist_ok=True)
+                # 0600 before SQLite opens it: SQLite gives the WAL and SHM files the mode of
+                # the database file, so all three stay private to their user.
+                private_dir(target.parent, own=False)
+                private_file(target)
             except OSError as exc:
-                log.debug("cannot create the store directory: %s", exc)
+                log.debug("cannot create the store file: %s", exc)
                 raise StorageError("the store could not be opened") from None
         try:
             self._conn = sqlite3.connect(
