@@ -32,7 +32,10 @@ def test_non_loopback_bind_needs_a_token(host: str) -> None:
         check_bind(host, None)
     with pytest.raises(ServeRefused):
         check_bind(host, "")
-    check_bind(host, "a-token")
+    for weak in ("a-token", "x", " " * 20, "fifteen-chars-x"):
+        with pytest.raises(ServeRefused, match="too short"):
+            check_bind(host, weak)
+    check_bind(host, "sixteen-chars-xy")
 
 
 def test_token_required_everywhere_but_health(secured: str) -> None:
@@ -73,10 +76,19 @@ def test_cross_origin_browser_requests_are_refused(client: httpx.Client) -> None
     assert r.status_code == 403
     r = client.get("/banks", headers={"Origin": "null"})
     assert r.status_code == 403
+    # Another port on localhost is another origin (issue 19); only the server's own is let in.
     r = client.post(
         "/banks/a/retain", json={"content": "x"}, headers={"Origin": "http://localhost:3000"}
     )
-    assert r.status_code == 200
+    assert r.status_code == 403
+    own = str(client.base_url).rstrip("/")
+    port = client.base_url.port
+    for origin in (own, f"http://localhost:{port}", f"http://[::1]:{port}"):
+        r = client.post("/banks/a/retain", json={"content": "x"}, headers={"Origin": origin})
+        assert r.status_code == 200, origin
+    for origin in (f"https://127.0.0.1:{port}", f"http://127.0.0.1:{port + 1}", "http://127.0.0.1"):
+        r = client.post("/banks/a/retain", json={"content": "x"}, headers={"Origin": origin})
+        assert r.status_code == 403, origin
 
 
 def test_serve_cli_refuses_public_bind_without_token(

@@ -208,17 +208,32 @@ class Guard:
                 return
         await self.app(scope, self._limited(receive), send)
 
+    def _own_origin(self, scope: Scope, origin: str) -> bool:
+        assert self.allowed_hosts is not None
+        scheme, sep, rest = origin.strip().lower().partition("://")
+        if not sep or scheme != str(scope.get("scheme", "http")).lower():
+            return False
+        authority = rest.split("/", 1)[0]
+        if _origin_host(origin) not in self.allowed_hosts:
+            return False
+        port_text = authority.rsplit("]", 1)[-1] if authority.startswith("[") else authority
+        port_text = port_text.rsplit(":", 1)[1] if ":" in port_text else ""
+        if port_text and not (port_text.isdigit() and len(port_text) <= 5):
+            return False
+        port = int(port_text) if port_text else (443 if scheme == "https" else 80)
+        server = scope.get("server")
+        return server is None or server[1] is None or int(server[1]) == port
+
     def _check(self, scope: Scope, headers: dict[bytes, bytes]) -> Response | None:
         if self.allowed_hosts is not None:
             host = headers.get(b"host", b"").decode("latin-1")
             if _host_name(host) not in self.allowed_hosts:
                 return error_body(421, "this server answers loopback host names only")
-            # Any Origin that is not loopback is refused, "null" included (sandboxed pages).
+            # Any Origin but this server's own (scheme, loopback host AND port) is refused,
+            # "null" included (sandboxed pages): a page on http://localhost:3000 is another
+            # origin and must not plant memories with a simple POST.
             origin = headers.get(b"origin")
-            if (
-                origin is not None
-                and _origin_host(origin.decode("latin-1")) not in self.allowed_hosts
-            ):
+            if origin is not None and not self._own_origin(scope, origin.decode("latin-1")):
                 return error_body(403, "cross-origin requests are refused")
         # The web page's static files hold no data: it loads, then asks for the token.
         path = scope["path"]

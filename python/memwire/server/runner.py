@@ -50,8 +50,16 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+MIN_TOKEN_CHARS = 16
+
+
 def check_bind(host: str, token: str | None) -> None:
-    """Refuse a non-loopback bind without a bearer token."""
+    """Refuse a non-loopback bind without a bearer token, and any token too weak to guard."""
+    if token is not None and token and len(token.strip()) < MIN_TOKEN_CHARS:
+        raise ServeRefused(
+            f"the token is too short: at least {MIN_TOKEN_CHARS} characters (not counting "
+            "spaces); generate one with: python -c 'import secrets; print(secrets.token_urlsafe())'"
+        )
     if not is_loopback(host) and not token:
         raise ServeRefused(
             f"refusing to listen on {host}, which is not a loopback address, without a token: "
