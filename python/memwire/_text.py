@@ -42,6 +42,9 @@ MAX_DOCUMENT_ID_CHARS = 256
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # C0/C1 controls and DEL: never allowed in names (bank, tag, document id).
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+# Bidi embedding, override and isolate controls and marks: they make a name display as
+# another (never allowed in names; zero-width joiners stay legal in tags, for emoji).
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def nfkc(text: str) -> str:
@@ -76,11 +79,21 @@ def clean_label(value: object, what: str, max_chars: int) -> str:
         )
     if _CONTROL.search(text):
         raise InvalidInputError(f"{what} must not contain control characters")
+    if _BIDI.search(text):
+        raise InvalidInputError(f"{what} must not contain bidi control characters")
     return text
 
 
 def clean_bank(value: object) -> str:
-    return clean_label(value, "bank", MAX_BANK_CHARS)
+    """A bank name: a label without invisible characters (Unicode format characters: zero-width
+    spaces and joiners, bidi controls, BOM), which would make ``default`` and
+    ``default`` + U+200B two banks no one can tell apart."""
+    name = clean_label(value, "bank", MAX_BANK_CHARS)
+    if not name.isascii() and any(unicodedata.category(ch) == "Cf" for ch in name):
+        raise InvalidInputError(
+            "bank must not contain invisible characters (zero-width or bidi controls)"
+        )
+    return name
 
 
 def clean_tags(value: object, what: str = "tags") -> list[str]:
