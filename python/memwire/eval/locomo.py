@@ -2,9 +2,10 @@
 
 One bank per conversation, one memory per dialogue turn (``speaker: text``, plus the image
 caption when the turn has one), dated with its session's date. A turn is stored the way an agent
-capturing a conversation after the exchange would store it: with the conversation around it
-as its context (``context_turns`` before it, default 2, and ``context_after`` after it, default
-1; same session, without their speaker labels), which recall matches at half the weight of the
+capturing a conversation after the exchange would store it, through
+``Memory.retain_conversation``: with the conversation around it as its context
+(``context_turns`` before it, default 2, and ``context_after`` after it, default 1; same
+session, without their speaker labels), which recall matches at half the weight of the
 turn itself (docs/storage.md). Each question of categories 1-4 is a query whose
 gold is its evidence turns. Two hit rules are reported side by side:
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,7 +27,7 @@ from typing import Any, NamedTuple
 
 from memwire.embed import Embedder
 from memwire.errors import InvalidInputError
-from memwire.eval._common import progress, timed_recall, timed_retain, version
+from memwire.eval._common import progress, timed_recall, version
 from memwire.eval.metrics import QueryResult, summarize
 from memwire.eval.report import Latency, Report, file_sha256
 from memwire.memory import Memory
@@ -56,24 +58,30 @@ def turn_text(turn: dict[str, Any]) -> str:
 
 class _Turn(NamedTuple):
     dia_id: str
-    text: str  # the memory's content: "speaker: what was said"
     said: str  # what was said, as it appears in the next turns' context
-    context: str | None
-    when: datetime
+    turn: dict[str, Any]  # the turn as Memory.retain_conversation takes it
 
 
-def _turns(conversation: dict[str, Any], before: int, after: int) -> list[_Turn]:
-    """Every turn, in conversation order, with the ``before`` and ``after`` turns around it
-    (same session) as its context."""
+def _turns(conversation: dict[str, Any]) -> list[_Turn]:
+    """Every turn, in conversation order, with its session number and date."""
     sessions = sorted((int(m.group(1)), key) for key in conversation if (m := _SESSION.match(key)))
     out = []
     for number, key in sessions:
         when = _session_date(conversation[f"session_{number}_date_time"])
-        turns = conversation[key]
-        for i, turn in enumerate(turns):
-            around = turns[max(0, i - before) : i] + turns[i + 1 : i + 1 + after]
-            context = "\n".join(_said(t) for t in around) or None
-            out.append(_Turn(turn["dia_id"], turn_text(turn), _said(turn), context, when))
+        for turn in conversation[key]:
+            said = _said(turn)
+            out.append(
+                _Turn(
+                    turn["dia_id"],
+                    said,
+                    {
+                        "speaker": turn["speaker"],
+                        "text": said,
+                        "created_at": when,
+                        "session": number,
+                    },
+                )
+            )
     return out
 
 
@@ -111,13 +119,17 @@ def evaluate_locomo(
         memory_embedder = embedder.id if embedder is not None else "bundled static"
         for conv in progress(conversations, len(conversations), "locomo", show_progress):
             bank = re.sub(r"[^A-Za-z0-9_.-]", "-", str(conv.get("sample_id", "conv")))
-            turns = _turns(conv["conversation"], context_turns, context_after)
-            items = [{"content": t.text, "context": t.context, "created_at": t.when} for t in turns]
+            turns = _turns(conv["conversation"])
             if weights is not None:
                 memory.set_config(bank, {"fusion_weights": list(weights)})
             if min_score is not None:
                 memory.set_config(bank, {"min_score": min_score})
-            ids = timed_retain(memory, latency, items, bank)
+            start = time.perf_counter()
+            ids = memory.retain_conversation(
+                [t.turn for t in turns], bank=bank, before=context_turns, after=context_after
+            )
+            latency.retain_seconds += time.perf_counter() - start
+            latency.retained += len(turns)
             by_id: dict[str, list[str]] = {}
             for turn, memory_id in zip(turns, ids, strict=True):
                 by_id.setdefault(memory_id, []).append(turn.dia_id)
@@ -161,7 +173,7 @@ def evaluate_locomo(
             "fusion_weights": list(weights) if weights is not None else "default",
             "min_score": min_score if min_score is not None else "default",
             "limit": limit,
-            "memory": "one per turn",
+            "memory": "one per turn (Memory.retain_conversation)",
             "context_turns": context_turns,
             "context_after": context_after,
             "budget": "bank default",

@@ -43,6 +43,7 @@ from memwire.errors import (
 )
 from memwire.memory.background import Snapshotter
 from memwire.memory.bank_state import BankState, fit_vectors, is_lookup
+from memwire.memory.conversation import DEFAULT_AFTER, DEFAULT_BEFORE, conversation_items
 from memwire.memory.items import (
     check_id,
     check_int,
@@ -485,6 +486,28 @@ class Memory:
         for start in range(0, len(prepared), BATCH_SIZE):
             ids.extend(self._write(name, prepared[start : start + BATCH_SIZE]).ids)
         return ids
+
+    def retain_conversation(
+        self,
+        turns: Iterable[object],
+        *,
+        bank: str = "default",
+        before: int = DEFAULT_BEFORE,
+        after: int = DEFAULT_AFTER,
+        tags: Iterable[str] | None = None,
+    ) -> list[str]:
+        """Store a conversation, one memory per turn, in order; one id per turn.
+
+        ``turns``: dicts with ``speaker`` and ``text`` (non-empty strings) and optionally
+        ``created_at``, ``session`` (a string or integer; a context window never crosses a
+        session) and ``tags``. Each memory's content is ``"speaker: text"`` and its context
+        the texts of the ``before`` turns before it and the ``after`` turns after it (0 to 20;
+        default 2 and 1, the design chosen on LoCoMo dev, docs/BENCHMARKS.md). ``tags`` are
+        added to every turn. Validated whole before anything is written, as
+        :meth:`retain_many`."""
+        self._check_open()
+        items = conversation_items(turns, before=before, after=after, tags=tags)
+        return self.retain_many(items, bank=bank)
 
     def forget(self, id: str, *, bank: str | None = None) -> bool:
         """Delete a memory; True if it existed (in ``bank``, when given). Idempotent."""
