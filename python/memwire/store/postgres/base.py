@@ -152,6 +152,14 @@ def _is_url(location: str) -> bool:
     return location.startswith(("postgresql://", "postgres://"))
 
 
+class _Link:
+    """A connection (None until opened, or after it broke) and the lock that guards it."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.conn: psycopg.Connection[Any] | None = None
+
+
 class PostgresBase:
     """One connection to the database, guarded by a lock, with the schema in place.
 
@@ -172,11 +180,14 @@ class PostgresBase:
         self._pg = load_psycopg()
         self._url = url.strip()
         self._schema = schema
-        self._lock = threading.RLock()
-        self._conn: psycopg.Connection[Any] | None = None
+        # Two connections: one for everything, one opened on first use for snapshot uploads
+        # and loads (100+ MiB), so that those never hold up the retains and recalls of the
+        # process behind them.
+        self._main = _Link()
+        self._bulk = _Link()
         self._closed = False
-        with self._lock:
-            self._connection()
+        with self._main.lock:
+            self._connection(self._main)
 
     @property
     def durable(self) -> bool:
@@ -249,29 +260,36 @@ class PostgresBase:
         ).fetchone()
         return None if found is None else int(found[0])
 
-    def _connection(self) -> psycopg.Connection[Any]:
-        """The open connection, reconnecting if the last one broke (call holding the lock)."""
+    def _connection(self, link: _Link) -> psycopg.Connection[Any]:
+        """``link``'s open connection, reconnecting if the last one broke (hold its lock)."""
         if self._closed:
             raise StorageError(CLOSED)
-        if self._conn is not None and self._conn.closed:
-            self._conn = None
-        if self._conn is None:
+        if link.conn is not None and link.conn.closed:
+            link.conn = None
+        if link.conn is None:
             try:
-                self._conn = self._connect()
+                link.conn = self._connect()
             except self._pg.Error as exc:  # the schema setup failed on a live connection
                 log.debug("postgres setup failed: %s", exc)
                 raise StorageError("the store could not be opened") from None
-        return self._conn
+        return link.conn
 
-    def _drop(self) -> None:
-        if self._conn is not None:
+    @staticmethod
+    def _drop(link: _Link) -> None:
+        if link.conn is not None:
             with contextlib.suppress(Exception):
-                self._conn.close()
-            self._conn = None
+                link.conn.close()
+            link.conn = None
 
     # -- transactions ------------------------------------------------------------------------
 
-    def _run(self, fn: Callable[[psycopg.Connection[Any]], T], what: str, begin: str | None) -> T:
+    def _run(
+        self,
+        fn: Callable[[psycopg.Connection[Any]], T],
+        what: str,
+        begin: str | None,
+        bulk: bool = False,
+    ) -> T:
         """Run ``fn`` inside ``begin`` ... ``COMMIT`` (or alone, in autocommit, when ``begin``
         is None), retrying serialization failures and deadlocks; a connection that broke
         before anything was sent is replaced and the call retried once."""
@@ -279,9 +297,10 @@ class PostgresBase:
         deadline = time.monotonic() + RETRY_DEADLINE_S
         delay = 0.005
         fresh_retry = True
-        with self._lock:
+        link = self._bulk if bulk else self._main
+        with link.lock:
             while True:
-                conn = self._connection()
+                conn = self._connection(link)
                 started = False
                 try:
                     if begin is not None:
@@ -292,16 +311,16 @@ class PostgresBase:
                         conn.execute("COMMIT")
                     return result
                 except MemwireError:
-                    self._rollback(conn)
+                    self._rollback(conn, link)
                     raise
                 except pg.Error as exc:
                     broken = conn.closed or isinstance(
                         exc, (pg.OperationalError, pg.InterfaceError)
                     )
                     if broken:
-                        self._drop()
+                        self._drop(link)
                     else:
-                        self._rollback(conn)
+                        self._rollback(conn, link)
                     state = getattr(exc, "sqlstate", None)
                     if state in _RETRIED and time.monotonic() < deadline:
                         log.debug("store contention during %s, retrying: %s", what, state)
@@ -323,32 +342,36 @@ class PostgresBase:
                         raise StoreUnavailableError(UNREACHABLE) from None
                     raise StorageError(f"the store failed during {what}") from None
                 except BaseException:
-                    self._rollback(conn)
+                    self._rollback(conn, link)
                     raise
 
-    def _rollback(self, conn: psycopg.Connection[Any]) -> None:
+    def _rollback(self, conn: psycopg.Connection[Any], link: _Link) -> None:
         if conn.closed:
-            self._drop()
+            self._drop(link)
             return
         try:
             if conn.info.transaction_status != self._pg.pq.TransactionStatus.IDLE:
                 conn.execute("ROLLBACK")
         except self._pg.Error:
-            self._drop()
+            self._drop(link)
 
-    def _write(self, fn: Callable[[psycopg.Connection[Any]], T], what: str) -> T:
-        """``fn`` in one READ COMMITTED transaction (take the bank's row lock first)."""
-        return self._run(fn, what, "BEGIN")
+    def _write(
+        self, fn: Callable[[psycopg.Connection[Any]], T], what: str, bulk: bool = False
+    ) -> T:
+        """``fn`` in one READ COMMITTED transaction (take the bank's row lock first);
+        ``bulk``: on the second connection."""
+        return self._run(fn, what, "BEGIN", bulk)
 
-    def _read(self, fn: Callable[[psycopg.Connection[Any]], T], what: str) -> T:
+    def _read(self, fn: Callable[[psycopg.Connection[Any]], T], what: str, bulk: bool = False) -> T:
         """``fn`` in one consistent, read-only view."""
-        return self._run(fn, what, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        return self._run(fn, what, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", bulk)
 
     def _one(self, fn: Callable[[psycopg.Connection[Any]], T], what: str) -> T:
         """``fn``, one statement, in autocommit (no BEGIN/COMMIT round trips)."""
         return self._run(fn, what, None)
 
     def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            self._drop()
+        self._closed = True
+        for link in (self._main, self._bulk):
+            with link.lock:
+                self._drop(link)

@@ -641,7 +641,7 @@ class PostgresStore(PostgresBase):
             data = bytes(parts[0]) if len(parts) == 1 else b"".join(parts)
             return Snapshot(found[0], data)
 
-        return self._read(read, "load snapshot")
+        return self._read(read, "load snapshot", bulk=True)
 
     @staticmethod
     def _snapshot_refused(
@@ -699,7 +699,7 @@ class PostgresStore(PostgresBase):
                     )
             return int(found[0])
 
-        blob_id = self._write(upload, "save snapshot")
+        blob_id = self._write(upload, "save snapshot", bulk=True)
 
         def swap(conn: Conn) -> bool:
             locked = self._lock_bank_id(conn, bank_id)
@@ -746,6 +746,7 @@ class PostgresStore(PostgresBase):
                         "DELETE FROM snapshot_parts WHERE blob_id = %s", (blob_id,)
                     ),
                     "save snapshot",
+                    bulk=True,
                 )
             raise
 
