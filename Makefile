@@ -26,6 +26,8 @@ help:
 	@echo "make golden        regenerate tests/golden/ from the pure kernel (review the diff!)"
 	@echo "make bench         asv kernel benchmarks (see asv_bench/)"
 	@echo "make pure-wheel    build the py3-none-any wheel (pure-Python kernel only)"
+	@echo "make wheels        dist/: manylinux_2_28 wheels (x86_64, aarch64; WHEEL_ARCHS=...), sdist, pure wheel"
+	@echo "make wheel-checks  the built wheels: aarch64 under QEMU, x86_64 on CPython 3.11-3.13, pure"
 	@echo "make clean         remove build outputs, caches and $(TEST_VENV)/"
 	@echo "Tool versions: $(PINS) (one file for dev, test and lint)."
 
@@ -87,6 +89,26 @@ bench:
 
 pure-wheel:
 	$(PYTHON) scripts/build_pure_wheel.py
+
+# Release artefacts into dist/ (scripts/build_wheels.py): the manylinux_2_28 wheels, cross-compiled
+# with zig on any linux x86_64 (no container), each checked by auditwheel; the sdist; the pure
+# wheel. The build tools go into TEST_VENV, never into PYTHON.
+WHEEL_ARCHS ?= x86_64 aarch64
+WHEEL_TOOLS := "ziglang==0.15.2" "auditwheel==6.8.2"
+.PHONY: wheels wheel-checks
+wheels: $(TEST_PYTHON)
+	$(TEST_PYTHON) -m pip install -q -c $(PINS) maturin $(WHEEL_TOOLS)
+	$(TEST_PYTHON) scripts/build_wheels.py $(addprefix --arch ,$(WHEEL_ARCHS))
+
+# What `make wheels` built, run where it can run here: the aarch64 wheel under QEMU (import,
+# backend_info, golden vectors, kernel parity), the x86_64 wheel on each supported CPython (golden,
+# parity, backend, packaging), the pure wheel's whole suite where no extension exists.
+WHEEL_PYTHONS ?= 3.11 3.12 3.13
+wheel-checks:
+	$(PYTHON) scripts/emulated_check.py dist/memwire-*-manylinux_2_28_aarch64.whl
+	$(PYTHON) scripts/wheel_matrix.py dist/memwire-*-manylinux_2_28_x86_64.whl \
+	  $(addprefix --python ,$(WHEEL_PYTHONS))
+	$(PYTHON) scripts/wheel_matrix.py dist/memwire-*-py3-none-any.whl --python 3.11
 
 clean:
 	rm -rf rust/target dist build .pytest_cache .mypy_cache .ruff_cache $(TEST_VENV)

@@ -16,6 +16,7 @@ import base64
 import hashlib
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import tomllib
 
@@ -34,7 +35,7 @@ def _record_hash(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
-def metadata(project: dict) -> str:
+def metadata(project: dict[str, Any]) -> str:
     lines = [
         "Metadata-Version: 2.1",
         f"Name: {project['name']}",
@@ -49,7 +50,8 @@ def metadata(project: dict) -> str:
         lines.append(f"Provides-Extra: {extra}")
         lines += [f'Requires-Dist: {dep}; extra == "{extra}"' for dep in deps]
     lines += ["Description-Content-Type: text/markdown", ""]
-    return "\n".join(lines) + (ROOT / project["readme"]).read_text(encoding="utf-8")
+    readme = ROOT / str(project["readme"])
+    return "\n".join(lines) + readme.read_text(encoding="utf-8")
 
 
 def build(out: Path) -> Path:

@@ -5,14 +5,20 @@ code looks for it."""
 from __future__ import annotations
 
 import importlib.metadata
+import json
+import os
+import platform
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import memwire
+import pytest
 import tomllib
+from backends import BACKENDS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -91,3 +97,174 @@ def test_package_data_is_installed() -> None:
     base = resources.files(memwire)
     assert base.joinpath("models/minilm_static_256_int8/model.safetensors").is_file()
     assert base.joinpath("skill/SKILL.md").is_file()
+
+
+def install_pure_wheel(tmp_path: Path) -> Path:
+    """The pure wheel unpacked into a folder, as pip installs a purelib wheel: its site dir."""
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "build_pure_wheel.py"), "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    site = tmp_path / "site"
+    zipfile.ZipFile(out.stdout.strip()).extractall(site)
+    return site
+
+
+def test_pure_wheel_says_it_falls_back_and_why(tmp_path: Path) -> None:
+    # A child whose `import memwire` finds the pure wheel first (its folder leads sys.path): no
+    # extension can load, so `auto` falls back, and every report says so and why.
+    site = install_pure_wheel(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMWIRE_")}
+    env["PYTHONPATH"] = str(site)
+
+    def child(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, *args],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    code = (
+        "import json, memwire; i = memwire.backend_info(); "
+        "print(json.dumps([memwire.__file__, i.name, i.reason, i.wheel_tag, i.build]))"
+    )
+    out = child("-c", code)
+    assert out.returncode == 0, out.stderr
+    file, name, reason, tag, build = json.loads(out.stdout)
+    assert Path(file).is_relative_to(site)
+    assert (name, tag, build["backend"]) == ("python", "py3-none-any", "python")
+    assert reason.startswith(
+        "fallback: the Rust extension memwire._kernel._native is not installed"
+    )
+
+    out = child("-m", "memwire", "--db", ":memory:", "--json", "doctor", "--port", "1")
+    assert out.returncode == 0, out.stderr
+    backend = json.loads(out.stdout)["checks"][0]
+    assert (backend["name"], backend["status"], backend["wheel_tag"]) == (
+        "backend",
+        "warn",
+        "py3-none-any",
+    )
+    assert "pure-Python wheel (py3-none-any), which has no compiled kernel" in backend["detail"]
+
+    out = child("-m", "memwire", "-V")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == f"memwire {cargo_version()}"
+    assert "installed: py3-none-any" in lines
+    assert lines[1].startswith("kernel: python (fallback: the Rust extension")
+
+
+def test_version_names_the_kernel_and_the_build(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memwire._kernel import backend as _backend
+    from memwire.cli import main
+
+    for backend in BACKENDS:
+        monkeypatch.setenv("MEMWIRE_BACKEND", backend)
+        monkeypatch.setattr(_backend, "_chosen", None)
+        for flag in ("-V", "--version"):
+            assert main([flag]) == 0
+            lines = capsys.readouterr().out.splitlines()
+            assert lines[0] == f"memwire {cargo_version()}"
+            assert lines[1] == f"kernel: {backend} (MEMWIRE_BACKEND={backend})"
+            info = memwire.backend_info()
+            assert lines[2] == f"installed: {info.wheel_tag}"
+            if backend == "rust":
+                build = info.build
+                assert build["backend"] == "rust" and build["version"] == cargo_version()
+                # The extension says what it was built for: this machine's architecture.
+                assert str(build["target"]).startswith(platform.machine())
+                assert "abi3-py311" in build["features"]
+                assert lines[3].startswith(f"build: {build['target']}, {build['profile']}")
+
+
+def test_wheel_tag_matches_the_installed_metadata() -> None:
+    from memwire._kernel.backend import BackendInfo
+
+    info = BackendInfo("python", "python", "test", memwire.__version__, 0)
+    dist = importlib.metadata.distribution("memwire")
+    tags = [
+        line[4:].strip()
+        for line in (dist.read_text("WHEEL") or "").splitlines()
+        if line.startswith("Tag:")
+    ]
+    assert tags
+    # This suite runs on an installed memwire (make test) or an editable one (make dev); a
+    # wheel with several Tag lines is shown as one compressed tag (cp311-abi3-plat1.plat2).
+    py_abi, platforms = info.wheel_tag.removeprefix("editable ").rsplit("-", 1)
+    assert {f"{py_abi}-{plat}" for plat in platforms.split(".")} == set(tags)
+    assert platform.machine() in platforms or platforms == "any"
+
+
+def test_doctor_explains_a_refused_extension() -> None:
+    from memwire._kernel.backend import BackendInfo
+    from memwire.cli.doctor import fallback_why
+
+    stale = (
+        "the Rust extension is version 0.0.0, the package is 0.1.0; rebuild it (pip install -e .)"
+    )
+    info = BackendInfo("python", "auto", f"fallback: {stale}", "0.1.0", 2)
+    info.__dict__["wheel_tag"] = "editable cp311-abi3-linux_x86_64"  # the cached property
+    why = fallback_why(info)
+    assert why.startswith(stale + ". It ranks exactly as the Rust kernel does")
+    asked = BackendInfo("python", "python", "MEMWIRE_BACKEND=python", "0.1.0", 2)
+    assert "unset it to use the Rust kernel" in fallback_why(asked)
+
+
+def test_wheel_script_refuses_what_is_not_manylinux(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import build_wheels
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    name = "memwire-0.1.0-cp311-abi3-manylinux_2_28_aarch64.whl"
+    assert build_wheels.platform_tag(name) == "manylinux_2_28_aarch64"
+    # auditwheel show's own wording (6.x), wrapped as it prints it.
+    shown = (
+        f"\n{name} is consistent with\nthe following platform tag: "
+        '"manylinux_2_28_aarch64".\n\nThe wheel references external versioned symbols'
+    )
+    assert build_wheels.audited_tag(shown) == "manylinux_2_28_aarch64"
+    assert build_wheels.audited_tag("memwire.whl is not compliant with any tag") is None
+    # A local build's wheel (linux_x86_64) is refused before auditwheel even runs.
+    local = tmp_path / "memwire-0.1.0-cp311-abi3-linux_x86_64.whl"
+    with zipfile.ZipFile(local, "w") as zf:
+        zf.writestr(build_wheels.EXTENSION, b"")
+    with pytest.raises(build_wheels.BuildError, match="platform tag is not manylinux_2_28_x86_64"):
+        build_wheels.check_wheel(local, "x86_64")
+    empty = tmp_path / "memwire-0.1.0-cp311-abi3-manylinux_2_28_x86_64.whl"
+    zipfile.ZipFile(empty, "w").close()
+    with pytest.raises(build_wheels.BuildError, match="has no memwire/_kernel/_native"):
+        build_wheels.check_wheel(empty, "x86_64")
+
+
+def test_wheel_script_finds_symbols_nothing_provides(tmp_path: Path) -> None:
+    # The check that caught __arm_get_current_vg (an SME runtime routine) in an aarch64 build.
+    pytest.importorskip("elftools", reason="pyelftools comes with auditwheel (make wheels)")
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("no C compiler")
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import build_wheels
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    source = tmp_path / "lib.c"
+    source.write_text(
+        "#include <string.h>\n"
+        "extern void nobody_defines_this(void);\n"
+        "extern int PyLong_AsLong(void *);\n"
+        "int f(const char *s) { nobody_defines_this(); return PyLong_AsLong(0) + strlen(s); }\n"
+    )
+    library = tmp_path / "lib.so"
+    subprocess.run([gcc, "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
+    # strlen is versioned (GLIBC_2.2.5), PyLong_AsLong comes from the interpreter.
+    assert build_wheels.unresolved_symbols(library.read_bytes()) == ["nobody_defines_this"]

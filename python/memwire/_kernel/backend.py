@@ -16,6 +16,7 @@ against the :class:`~memwire._kernel.contract.Kernel` protocol where it is retur
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING
 from memwire.errors import BackendError
 
 if TYPE_CHECKING:
-    from memwire._kernel.contract import Kernel
+    from memwire._kernel.contract import BuildInfo, Kernel
 
 __all__ = ["BackendInfo", "backend_info", "get_kernel", "load_kernel"]
 
@@ -48,6 +49,57 @@ class BackendInfo:
 
     def __str__(self) -> str:
         return f"memwire {self.version}: {self.name} backend ({self.reason})"
+
+    # Read on first use, not at import: a hook or a recall never pays for importlib.metadata.
+    @functools.cached_property
+    def build(self) -> BuildInfo:
+        """The running kernel's ``build_info()``: the extension's target triple, profile,
+        features and SIMD, or the pure kernel's interpreter and library versions."""
+        return load_kernel(self.name).build_info()
+
+    @functools.cached_property
+    def wheel_tag(self) -> str:
+        """How the imported memwire was installed: its wheel's tag (``cp311-abi3-manylinux_2_28
+        _x86_64``; ``py3-none-any`` for the pure wheel), ``editable <tag>`` for a development
+        install, or ``not installed`` when it is imported from a source tree."""
+        return _wheel_tag()
+
+
+def _wheel_tag() -> str:
+    import json
+    from importlib import metadata
+    from pathlib import Path
+
+    import memwire
+
+    try:
+        dist = metadata.distribution("memwire")
+    except metadata.PackageNotFoundError:
+        return "not installed"
+    wheel = dist.read_text("WHEEL") or ""
+    tags = [line[4:].strip() for line in wheel.splitlines() if line.startswith("Tag:")]
+    # Several Tag lines (one per platform) read as one compressed tag: cp311-abi3-a.b
+    heads = {t.rsplit("-", 1)[0] for t in tags}
+    tag = " ".join(tags)
+    if len(heads) == 1 and len(tags) > 1:
+        tag = f"{heads.pop()}-" + ".".join(t.rsplit("-", 1)[1] for t in tags)
+    here = Path(memwire.__file__).resolve().parent
+    if Path(str(dist.locate_file("memwire"))).resolve() == here:
+        return tag or "unknown"
+    try:
+        editable = json.loads(dist.read_text("direct_url.json") or "{}")["dir_info"]["editable"]
+    except (ValueError, KeyError, TypeError):
+        editable = False
+    # An editable install puts the source tree on sys.path with a .pth file.
+    pth = [
+        s.strip()
+        for f in dist.files or ()
+        if f.suffix == ".pth"
+        for s in f.read_text().splitlines()
+    ]
+    if editable and str(here.parent) in pth:
+        return f"editable {tag}"
+    return "not installed"
 
 
 _lock = threading.Lock()

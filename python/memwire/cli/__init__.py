@@ -34,15 +34,13 @@ _GROUPS = (serving, records, store, transfer, migrate, doctor, daemon, evaluate,
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from memwire import __version__
-
     parser = argparse.ArgumentParser(
         prog="memwire",
         description="Durable memory for AI agents: serve it over HTTP and MCP, or use it here.",
         epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"memwire {__version__}")
+    parser.add_argument("-V", "--version", action=doctor.VersionAction)
     parser.add_argument(
         "--db", metavar="PATH", default=None, help="the store file (default: the memwire home)"
     )

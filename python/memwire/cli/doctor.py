@@ -1,16 +1,20 @@
-"""``memwire doctor``: backend, store path and health, integrity check, server reachability."""
+"""``memwire doctor``: backend, store path and health, integrity check, server reachability;
+and ``memwire --version``, which names the backend, the wheel and the build too."""
 
 from __future__ import annotations
 
 import argparse
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memwire.cli import _http
 from memwire.cli._common import EXIT_OK, EXIT_UNHEALTHY, add_common, db_path, emit
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    from memwire._kernel.backend import BackendInfo
+
+__all__ = ["VersionAction", "register", "version_text"]
 
 
 def register(commands: Any) -> None:
@@ -40,23 +44,94 @@ def _check(name: str, status: str, detail: str, **extra: Any) -> Check:
     return {"name": name, "status": status, "detail": detail, **extra}
 
 
+def _features(build: dict[str, Any]) -> str:
+    """The extension's build in a few words: target, profile, cargo features, SIMD."""
+    features = build.get("features") or []
+    words = [str(build.get("target", "?")), str(build.get("profile", "?")), *map(str, features)]
+    return f"{', '.join(words)}; SIMD: {build.get('simd', '?')}"
+
+
+def fallback_why(info: BackendInfo) -> str:
+    """Why the pure-Python kernel runs, and how to get the Rust one."""
+    if info.requested == "python":
+        return "MEMWIRE_BACKEND=python asks for it (unset it to use the Rust kernel)"
+    if info.wheel_tag.endswith("py3-none-any"):
+        why = "this is the pure-Python wheel (py3-none-any), which has no compiled kernel"
+    else:
+        why = info.reason.removeprefix("fallback: ")
+    return (
+        f"{why}. It ranks exactly as the Rust kernel does (docs/parity.md), only slower; for the "
+        "Rust kernel install a platform wheel (linux or macOS, x86_64 or aarch64) or build "
+        "from source with Rust and a C++ compiler (README, Install)"
+    )
+
+
 def check_backend() -> Check:
     import memwire
     from memwire.errors import BackendError
 
     try:
         info = memwire.backend_info()
+        build = dict(info.build)
     except BackendError as exc:
         return _check("backend", "fail", str(exc))
-    status = "ok" if info.name == "rust" else "warn"
-    return _check(
-        "backend",
-        status,
-        f"{info.name} ({info.reason})",
-        backend=info.name,
-        version=info.version,
-        contract=info.contract,
+    facts = {
+        "backend": info.name,
+        "requested": info.requested,
+        "reason": info.reason,
+        "version": info.version,
+        "contract": info.contract,
+        "wheel_tag": info.wheel_tag,
+        "build": build,
+    }
+    if info.name == "rust":
+        detail = f"rust kernel ({info.reason}); {info.wheel_tag}; {_features(build)}"
+        return _check("backend", "ok", detail, **facts)
+    detail = f"pure-Python fallback kernel ({info.wheel_tag}): {fallback_why(info)}"
+    return _check("backend", "warn", detail, **facts)
+
+
+def version_text() -> str:
+    """``memwire --version``: the package, the kernel that runs and why, how it was installed."""
+    import platform
+    import sys
+
+    import memwire
+    from memwire.errors import BackendError
+
+    lines = [f"memwire {memwire.__version__}"]
+    try:
+        info = memwire.backend_info()
+        build = dict(info.build)
+    except BackendError as exc:
+        return "\n".join([*lines, f"kernel: unavailable ({exc})"])
+    lines.append(f"kernel: {info.name} ({info.reason})")
+    lines.append(f"installed: {info.wheel_tag}")
+    if info.name == "rust":
+        lines.append(f"build: {_features(build)}; pyo3 {build.get('pyo3')}")
+    lines.append(
+        f"python: {platform.python_implementation()} {platform.python_version()} "
+        f"({platform.machine()}, {sys.executable})"
     )
+    return "\n".join(lines)
+
+
+class VersionAction(argparse.Action):
+    """``-V``/``--version``: prints :func:`version_text` (computed only when asked) and exits."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kw: Any):
+        kw.setdefault("help", "show the version, the kernel backend and the build, then exit")
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        print(version_text())
+        parser.exit()
 
 
 def check_store(path: str | None) -> tuple[list[Check], Path | None]:

@@ -159,7 +159,7 @@ fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("target", env!("MEMWIRE_TARGET"))?;
     d.set_item("pyo3", env!("MEMWIRE_PYO3_VERSION"))?;
     d.set_item("usearch", env!("MEMWIRE_USEARCH_VERSION"))?;
-    d.set_item("features", vec!["abi3-py310"])?;
+    d.set_item("features", env!("MEMWIRE_PYO3_FEATURES").split(',').collect::<Vec<_>>())?;
     d.set_item("simd", usearch::hardware_acceleration_compiled())?;
     Ok(d)
 }
