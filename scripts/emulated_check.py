@@ -155,7 +155,7 @@ def main() -> int:
         help="folder for the arm64 root and the installed packages (kept for reuse)",
     )
     parser.add_argument("pytest_args", nargs="*", help="pytest arguments (after --)")
-    args = parser.parse_args()
+    args = parser.parse_intermixed_args()  # pytest arguments may follow the options
     wheel = args.wheel.resolve()
     if not wheel.name.endswith("_aarch64.whl"):
         sys.exit(f"{wheel.name} is not an aarch64 wheel")

@@ -88,7 +88,7 @@ def main() -> int:
     parser.add_argument("wheel", type=Path)
     parser.add_argument("--python", action="append", required=True, help="3.11, 3.12...")
     parser.add_argument("pytest_args", nargs="*", help="pytest arguments (after --)")
-    args = parser.parse_args()
+    args = parser.parse_intermixed_args()  # pytest arguments may follow the options
     wheel = args.wheel.resolve()
     rows = [run_one(wheel, v, args.pytest_args) for v in args.python]
     print(f"\n{wheel.name}:")

@@ -45,6 +45,9 @@ def make_passes() -> list[tuple[dict[str, str], list[str]]]:
     return passes
 
 
+_NOT_SELECTING = ("MEMWIRE_TEST_INSTALLED", "MEMWIRE_REQUIRE_RUST")
+
+
 def collect(runs: list[tuple[dict[str, str], list[str]]]) -> list[set[str]]:
     """The test ids each (environment, arguments) run collects; the runs go side by side."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("MEMWIRE_")}
@@ -52,8 +55,9 @@ def collect(runs: list[tuple[dict[str, str], list[str]]]) -> list[set[str]]:
         subprocess.Popen(
             [*COLLECT, *args],
             cwd=ROOT,
-            # Where memwire is imported from changes nothing in what a pass selects.
-            env={**base, **{k: v for k, v in env.items() if k != "MEMWIRE_TEST_INSTALLED"}},
+            # Where memwire is imported from changes nothing in what a pass selects, nor does
+            # requiring the Rust kernel (absent where the pure wheel alone is installed).
+            env={**base, **{k: v for k, v in env.items() if k not in _NOT_SELECTING}},
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
