@@ -45,6 +45,7 @@ __all__ = [
     "query_params",
     "read",
     "recall",
+    "recall_hits",
     "reflect",
     "retain",
     "stats",
@@ -262,11 +263,10 @@ def retain(memory: Memory, bank: str, body: object) -> dict[str, Any]:
     return {"id": memory_id}
 
 
-def recall(memory: Memory, bank: str, body: object) -> list[Any]:
-    """``{query, budget?, limit?, tags?, exclude_tags?, format?, min_score?}`` -> strings or
-    full hits."""
-    f = read(body, "recall")
-    hits = memory.recall(
+def recall_hits(memory: Memory, bank: str, f: Mapping[str, Any]) -> list[Any]:
+    """``Memory.recall`` with the checked recall fields ``f`` (from ``read(body, "recall")``):
+    the one call every door that recalls makes."""
+    return memory.recall(
         f["query"],
         bank=bank,
         limit=f["limit"],
@@ -275,6 +275,13 @@ def recall(memory: Memory, bank: str, body: object) -> list[Any]:
         exclude_tags=f["exclude_tags"],
         min_score=f["min_score"],
     )
+
+
+def recall(memory: Memory, bank: str, body: object) -> list[Any]:
+    """``{query, budget?, limit?, tags?, exclude_tags?, format?, min_score?}`` -> strings or
+    full hits."""
+    f = read(body, "recall")
+    hits = recall_hits(memory, bank, f)
     if f["format"] == "full":
         return [hit_full(h) for h in hits]
     return [_attr(h, "content") for h in hits]

@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from memwire.errors import InvalidInputError
+from memwire.errors import InvalidInputError, NotFoundError
 from memwire.server import ops
 
 if TYPE_CHECKING:
@@ -128,18 +128,10 @@ def overview(memory: Memory) -> dict[str, Any]:
 def recall_explained(memory: Memory, bank: str, body: object) -> dict[str, Any]:
     """The recall an agent gets (same fields, same call), each hit with its stream ranks."""
     f = ops.read(body, "recall")
-    hits = memory.recall(
-        f["query"],
-        bank=bank,
-        limit=f["limit"],
-        budget=f["budget"],
-        tags=f["tags"],
-        exclude_tags=f["exclude_tags"],
-        min_score=f["min_score"],
-    )
+    hits = ops.recall_hits(memory, bank, f)
     try:
         config = memory.get_config(bank)
-    except Exception:  # no such bank yet: nothing was found either
+    except NotFoundError:  # no such bank yet: nothing was found either
         config = {}
     return {
         "hits": [ops.jsonable(h) for h in hits],
