@@ -27,7 +27,8 @@ help:
 	@echo "make bench         asv kernel benchmarks (see asv_bench/)"
 	@echo "make pure-wheel    build the py3-none-any wheel (pure-Python kernel only)"
 	@echo "make wheels        dist/: manylinux_2_28 wheels (x86_64, aarch64; WHEEL_ARCHS=...), sdist, pure wheel"
-	@echo "make wheel-checks  the built wheels: aarch64 under QEMU, x86_64 on CPython 3.11-3.13, pure"
+	@echo "make wheel-checks  the built wheels: aarch64 under QEMU, x86_64 on CPython 3.11-3.13, pure;"
+	@echo "                   the sdist built from source (Rust + C++) and tested"
 	@echo "make clean         remove build outputs, caches and $(TEST_VENV)/"
 	@echo "Tool versions: $(PINS) (one file for dev, test and lint)."
 
@@ -95,21 +96,31 @@ pure-wheel:
 # wheel. The build tools go into TEST_VENV, never into PYTHON.
 WHEEL_ARCHS ?= x86_64 aarch64
 WHEEL_TOOLS := "ziglang==0.15.2" "auditwheel==6.8.2"
+# Reads cibuildwheel.toml for scripts/check_cibuildwheel.py (through its internals: pinned).
+CIBUILDWHEEL := "cibuildwheel==4.3.5"
 .PHONY: wheels wheel-checks
 wheels: $(TEST_PYTHON)
 	$(TEST_PYTHON) -m pip install -q -c $(PINS) maturin $(WHEEL_TOOLS)
 	$(TEST_PYTHON) scripts/build_wheels.py $(addprefix --arch ,$(WHEEL_ARCHS))
 
-# What `make wheels` built, run where it can run here, each in its own virtualenv: the aarch64
-# wheel under QEMU (import, backend_info, the parity suite with its golden vectors); the x86_64
-# wheel's whole suite on CPython 3.11 and the parity, backend and packaging tests on 3.12 and
-# 3.13; the pure wheel's whole suite with MEMWIRE_BACKEND=python, where no extension exists.
-wheel-checks:
-	$(PYTHON) scripts/emulated_check.py dist/memwire-*-manylinux_2_28_aarch64.whl
-	$(PYTHON) scripts/wheel_matrix.py dist/memwire-*-manylinux_2_28_x86_64.whl --python 3.11 -- tests
-	$(PYTHON) scripts/wheel_matrix.py dist/memwire-*-manylinux_2_28_x86_64.whl \
+# First the release pipeline's config as cibuildwheel reads it: every Linux and macOS build
+# identifier tests with the Rust kernel forced (nothing here can run those builds). Then what
+# `make wheels` built, run where it can run here, each in its own virtualenv: the aarch64 wheel
+# under QEMU (import, backend_info, the parity suite with its golden vectors); the x86_64 wheel's
+# whole suite on CPython 3.11 and the parity, backend and packaging tests on 3.12 and 3.13; the
+# pure wheel's whole suite with MEMWIRE_BACKEND=python, where no extension exists; the sdist,
+# built from source by pip on 3.13 (Rust + C++), then the same tests as on 3.12 and 3.13.
+# File names start with the distribution name (pyproject's memwire-agent-memory, PEP 427 form).
+DIST := dist/memwire_agent_memory
+wheel-checks: $(TEST_PYTHON)
+	$(TEST_PYTHON) -m pip install -q $(CIBUILDWHEEL)
+	$(TEST_PYTHON) scripts/check_cibuildwheel.py
+	$(PYTHON) scripts/emulated_check.py $(DIST)-*-manylinux_2_28_aarch64.whl
+	$(PYTHON) scripts/wheel_matrix.py $(DIST)-*-manylinux_2_28_x86_64.whl --python 3.11 -- tests
+	$(PYTHON) scripts/wheel_matrix.py $(DIST)-*-manylinux_2_28_x86_64.whl \
 	  --python 3.12 --python 3.13
-	$(PYTHON) scripts/wheel_matrix.py dist/memwire-*-py3-none-any.whl --python 3.11
+	$(PYTHON) scripts/wheel_matrix.py $(DIST)-*-py3-none-any.whl --python 3.11
+	$(PYTHON) scripts/wheel_matrix.py $(DIST)-*.tar.gz --python 3.13
 
 clean:
 	rm -rf rust/target dist build .pytest_cache .mypy_cache .ruff_cache $(TEST_VENV)

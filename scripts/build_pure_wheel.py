@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import base64
 import hashlib
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "python"
+PACKAGE = "memwire"  # the import name; the distribution's is pyproject's [project] name
 
 
 def version() -> str:
@@ -30,48 +32,61 @@ def version() -> str:
     return str(cargo["workspace"]["package"]["version"])
 
 
+def project() -> dict[str, Any]:
+    """pyproject.toml's ``[project]`` table."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    return dict(tomllib.loads(text)["project"])
+
+
+def file_prefix() -> str:
+    """The distribution name as wheel and sdist file names spell it (PEP 427, PEP 625):
+    ``memwire-agent-memory`` -> ``memwire_agent_memory``."""
+    return re.sub(r"[-_.]+", "_", str(project()["name"])).lower()
+
+
 def _record_hash(data: bytes) -> str:
     digest = hashlib.sha256(data).digest()
     return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
-def metadata(project: dict[str, Any]) -> str:
+def metadata(meta: dict[str, Any]) -> str:
+    """The METADATA file (core metadata 2.1) of the pure wheel."""
     lines = [
         "Metadata-Version: 2.1",
-        f"Name: {project['name']}",
+        f"Name: {meta['name']}",
         f"Version: {version()}",
-        f"Summary: {project['description']}",
-        f"Requires-Python: {project['requires-python']}",
-        f"License: {project['license']['text']}",
+        f"Summary: {meta['description']}",
+        f"Requires-Python: {meta['requires-python']}",
+        f"License: {meta['license']['text']}",
     ]
-    lines += [f"Classifier: {c}" for c in project.get("classifiers", [])]
-    lines += [f"Requires-Dist: {dep.split('#')[0].strip()}" for dep in project["dependencies"]]
-    for extra, deps in project.get("optional-dependencies", {}).items():
+    lines += [f"Classifier: {c}" for c in meta.get("classifiers", [])]
+    lines += [f"Requires-Dist: {dep.split('#')[0].strip()}" for dep in meta["dependencies"]]
+    for extra, deps in meta.get("optional-dependencies", {}).items():
         lines.append(f"Provides-Extra: {extra}")
         lines += [f'Requires-Dist: {dep}; extra == "{extra}"' for dep in deps]
     lines += ["Description-Content-Type: text/markdown", ""]
-    readme = ROOT / str(project["readme"])
+    readme = ROOT / str(meta["readme"])
     return "\n".join(lines) + readme.read_text(encoding="utf-8")
 
 
 def build(out: Path) -> Path:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    name, ver = project["name"], version()
+    meta = project()
+    name, ver = file_prefix(), version()
     dist_info = f"{name}-{ver}.dist-info"
     files: dict[str, bytes] = {}
-    for path in sorted((SOURCE / name).rglob("*")):
+    for path in sorted((SOURCE / PACKAGE).rglob("*")):
         rel = path.relative_to(SOURCE).as_posix()
         if path.is_dir() or "__pycache__" in rel or path.suffix in {".so", ".pyd", ".pyc"}:
             continue
         if path.name.startswith("_native") and path.suffix != ".pyi":
             continue
         files[rel] = path.read_bytes()
-    files[f"{dist_info}/METADATA"] = metadata(project).encode()
+    files[f"{dist_info}/METADATA"] = metadata(meta).encode()
     files[f"{dist_info}/WHEEL"] = (
         b"Wheel-Version: 1.0\nGenerator: memwire build_pure_wheel\nRoot-Is-Purelib: true\n"
         b"Tag: py3-none-any\n"
     )
-    scripts = project.get("scripts", {})
+    scripts = meta.get("scripts", {})
     if scripts:
         entry = "[console_scripts]\n" + "".join(f"{k} = {v}\n" for k, v in scripts.items())
         files[f"{dist_info}/entry_points.txt"] = entry.encode()

@@ -4,14 +4,17 @@
     python scripts/build_wheels.py [--out dist] [--arch x86_64] [--arch aarch64]
                                    [--no-sdist] [--no-pure]
 
-- ``memwire-V-cp311-abi3-manylinux_2_28_{x86_64,aarch64}.whl``: the Rust extension, one wheel
+File names start with the distribution name as PEP 427 spells it, ``memwire_agent_memory``
+(pyproject's ``memwire-agent-memory``; the import name stays ``memwire``); V is the version.
+
+- ``...-V-cp311-abi3-manylinux_2_28_{x86_64,aarch64}.whl``: the Rust extension, one wheel
   per architecture for every CPython >= 3.11 (abi3). Both are cross-compiled with maturin
   ``--zig`` (the ``ziglang`` package from PyPI), which links against glibc 2.28's symbols
   whatever the build machine's glibc is; ``auditwheel show`` must then find the wheel consistent
   with ``manylinux_2_28_<arch>``, else the build fails. glibc 2.28 is also the floor of
   usearch==2.26.6's own wheels, a dependency, so a lower tag would install nowhere new.
-- ``memwire-V.tar.gz``: the sdist (``maturin sdist``); building it needs Rust and a C++ compiler.
-- ``memwire-V-py3-none-any.whl``: the pure-Python fallback (scripts/build_pure_wheel.py).
+- ``...-V.tar.gz``: the sdist (``maturin sdist``); building it needs Rust and a C++ compiler.
+- ``...-V-py3-none-any.whl``: the pure-Python fallback (scripts/build_pure_wheel.py).
 
 Needs maturin, ziglang and auditwheel (``make wheels`` installs them) and the Rust standard
 library of each target (``rustup target add aarch64-unknown-linux-gnu``, run here when missing).
@@ -230,7 +233,7 @@ def build_wheel(arch: str, out: Path, version: str) -> Built:
             ],
             env=env,
         )  # fmt: skip
-        made = sorted(Path(tmp).glob(f"memwire-{version}-*.whl"))
+        made = sorted(Path(tmp).glob(f"{build_pure_wheel.file_prefix()}-{version}-*.whl"))
         if len(made) != 1:
             raise BuildError(f"maturin made {[p.name for p in made]}, expected one wheel")
         wheel = out / made[0].name
@@ -243,7 +246,7 @@ def build_sdist(out: Path, version: str) -> Built:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="memwire-sdist-") as tmp:
         run([sys.executable, "-m", "maturin", "sdist", "--out", tmp])
-        made = Path(tmp) / f"memwire-{version}.tar.gz"
+        made = Path(tmp) / f"{build_pure_wheel.file_prefix()}-{version}.tar.gz"
         if not made.is_file():
             raise BuildError(f"maturin sdist made {os.listdir(tmp)}, expected {made.name}")
         sdist = out / made.name

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Run an aarch64 wheel of memwire on this x86_64 machine, under QEMU user-mode emulation.
 
-    python scripts/emulated_check.py dist/memwire-V-cp311-abi3-manylinux_2_28_aarch64.whl \
+    python scripts/emulated_check.py \
+        dist/memwire_agent_memory-V-cp311-abi3-manylinux_2_28_aarch64.whl \
         [--work rust/target/emulated-aarch64] [-- PYTEST ARGS]
 
 1. ``qemu-aarch64-static`` (Debian's qemu-user-static; installed with apt-get when missing and

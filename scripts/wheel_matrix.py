@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
-"""Install a built wheel into a fresh virtualenv per CPython and run tests against it.
+"""Install a built wheel (or the sdist) into a fresh virtualenv per CPython and test it there.
 
-    python scripts/wheel_matrix.py dist/memwire-V-cp311-abi3-manylinux_2_28_x86_64.whl \
+    python scripts/wheel_matrix.py \
+        dist/memwire_agent_memory-V-cp311-abi3-manylinux_2_28_x86_64.whl \
         --python 3.11 --python 3.12 --python 3.13 [-- PYTEST ARGS]
-    python scripts/wheel_matrix.py dist/memwire-V-py3-none-any.whl --python 3.11
+    python scripts/wheel_matrix.py dist/memwire_agent_memory-V-py3-none-any.whl --python 3.11
+    python scripts/wheel_matrix.py dist/memwire_agent_memory-V.tar.gz --python 3.13
 
 A platform wheel runs with ``MEMWIRE_REQUIRE_RUST=1 MEMWIRE_BACKEND=rust`` (an extension that
 fails to load fails the run) and by default the golden vectors, the parity suite, backend
 selection and packaging: the tests whose results must be bit-identical on every interpreter
 (Python 3.12 and 3.13 change Unicode data and float ``sum()``). The pure wheel runs the whole
-suite with ``MEMWIRE_BACKEND=python`` in a virtualenv where no extension exists.
+suite with ``MEMWIRE_BACKEND=python`` in a virtualenv where no extension exists. The sdist is
+built by pip from source (Rust and a C++ compiler needed) and then tested as a platform wheel.
+Before pytest, a smoke check in the virtualenv prints ``backend_info()`` and the install's tag
+and fails the run unless the expected kernel (rust; python for the pure wheel) is the one in use.
 
 Each virtualenv (rust/target/wheel-venvs/) gets the wheel with its [test] extra, pinned by
 requirements-dev.txt; pytest imports memwire from there (``MEMWIRE_TEST_INSTALLED=1``), never
@@ -26,6 +31,7 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,24 +57,59 @@ def summary(output: str) -> str:
     return found[-1] if found else "no summary"
 
 
-def run_one(wheel: Path, version: str, pytest_args: list[str]) -> tuple[str, int, str, float]:
+# What the machine provides the suite (scripts/ci/): kept, so the PostgreSQL and browser tests
+# run (and fail, not skip, when CI requires them). Every other MEMWIRE_ variable is dropped.
+PASS_THROUGH = ("MEMWIRE_TEST_POSTGRES_URL", "MEMWIRE_REQUIRE_POSTGRES", "MEMWIRE_REQUIRE_BROWSER")
+# Run in the virtualenv before pytest: the installed memwire, its kernel and how it was installed.
+SMOKE = """
+import sys, memwire
+info = memwire.backend_info()
+print(info, "|", info.wheel_tag, "|", memwire.__file__, flush=True)
+assert info.name == sys.argv[1], f"backend {info.name}, expected {sys.argv[1]}"
+assert not info.wheel_tag.startswith(("editable", "not installed")), info.wheel_tag
+"""
+
+
+@dataclass
+class Row:
+    python: str
+    code: int
+    counts: str
+    install_s: float
+    total_s: float
+
+
+def run_one(artifact: Path, version: str, pytest_args: list[str]) -> Row:
     python = interpreter(version)
     venv = ROOT / "rust" / "target" / "wheel-venvs" / f"py{version}"
     shutil.rmtree(venv, ignore_errors=True)
     started = time.monotonic()
     subprocess.run([python, "-m", "venv", str(venv)], check=True)
     vpy = str(venv / "bin" / "python")
-    pins = ["-c", str(PINS)] if PINS.exists() else []
+    env = {k: v for k, v in os.environ.items() if k in PASS_THROUGH or not k.startswith("MEMWIRE_")}
+    if artifact.name.endswith(".tar.gz"):
+        # pip builds the sdist as a user's pip would (isolated build env, maturin from PyPI at
+        # the pinned version), compiling the Rust crates and usearch's C++ from scratch.
+        print(f"building {artifact.name} from source: Rust + C++, several minutes", flush=True)
+        env["PIP_CONSTRAINT"] = str(PINS)
     subprocess.run(
-        [vpy, "-m", "pip", "install", "-q", "--disable-pip-version-check", *pins, f"{wheel}[test]"],
+        [vpy, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-c", str(PINS),
+         f"{artifact}[test]"],
         check=True,
-    )
-    pure = wheel.name.endswith("-py3-none-any.whl")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMWIRE_")}
+        env=env,
+    )  # fmt: skip
+    installed = time.monotonic() - started
+    pure = artifact.name.endswith("-py3-none-any.whl")
     env.update(MEMWIRE_TEST_INSTALLED="1", PYTHONDONTWRITEBYTECODE="1")
     env.update({"MEMWIRE_BACKEND": "python"} if pure else {"MEMWIRE_BACKEND": "rust"})
     if not pure:
         env["MEMWIRE_REQUIRE_RUST"] = "1"
+    # Outside the checkout, so `import memwire` can only find the installed one.
+    smoke = subprocess.run(
+        [vpy, "-c", SMOKE, env["MEMWIRE_BACKEND"]], cwd=venv, env=env, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    print(smoke.stdout, end="", flush=True)
     tests = pytest_args or ([] if pure else PLATFORM_TESTS)
     cmd = [vpy, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests]
     print("+", " ".join(cmd), flush=True)
@@ -80,22 +121,27 @@ def run_one(wheel: Path, version: str, pytest_args: list[str]) -> tuple[str, int
         text=True,
         check=True,
     ).stdout.strip()
-    return version_line, proc.returncode, summary(proc.stdout), time.monotonic() - started
+    code = proc.returncode or smoke.returncode
+    counts = summary(proc.stdout) if smoke.returncode == 0 else "smoke check FAILED"
+    return Row(version_line, code, counts, installed, time.monotonic() - started)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("wheel", type=Path)
+    parser.add_argument("wheel", type=Path, help="a wheel, or the sdist (built from source)")
     parser.add_argument("--python", action="append", required=True, help="3.11, 3.12...")
     parser.add_argument("pytest_args", nargs="*", help="pytest arguments (after --)")
     args = parser.parse_intermixed_args()  # pytest arguments may follow the options
     wheel = args.wheel.resolve()
     rows = [run_one(wheel, v, args.pytest_args) for v in args.python]
     print(f"\n{wheel.name}:")
-    for full, code, counts, seconds in rows:
-        state = "ok" if code == 0 else f"FAILED (exit {code})"
-        print(f"  CPython {full}: {state}, {counts}, {seconds:.0f} s with the install")
-    return max(code for _, code, _, _ in rows)
+    for row in rows:
+        state = "ok" if row.code == 0 else f"FAILED (exit {row.code})"
+        print(
+            f"  CPython {row.python}: {state}, {row.counts}, {row.total_s:.0f} s "
+            f"(install {row.install_s:.0f} s)"
+        )
+    return max(row.code for row in rows)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
-"""Packaging: one version everywhere; the pure wheel carries the whole package but no compiled
-code, and its metadata matches pyproject.toml; package data (model files, skill) is where the
-code looks for it."""
+"""Packaging: one version and one distribution name everywhere; the pure wheel carries the whole
+package but no compiled code, and its metadata matches pyproject.toml; package data (model files,
+skill) is where the code looks for it."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ import memwire
 import pytest
 import tomllib
 from backends import BACKENDS
+from memwire._dist import DISTRIBUTION, install_hint
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -36,10 +37,62 @@ def test_one_version_source() -> None:
     assert "version" not in project and "version" in project["dynamic"]
     assert memwire.__version__ == version
     # The installed metadata (built by maturin or the pure-wheel script) agrees.
-    assert importlib.metadata.version("memwire") == version
+    assert importlib.metadata.version(DISTRIBUTION) == version
     lock = (ROOT / "rust" / "Cargo.lock").read_text(encoding="utf-8")
     for crate in ("memwire-core", "memwire-py"):
         assert f'name = "{crate}"\nversion = "{version}"' in lock, crate
+
+
+def test_one_distribution_name() -> None:
+    # `memwire` on PyPI is another project: the distribution is memwire-agent-memory, installed
+    # under that name, while the import name and the command stay memwire.
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["name"] == DISTRIBUTION == "memwire-agent-memory"
+    assert project["scripts"] == {"memwire": "memwire.__main__:main"}
+    dist = importlib.metadata.distribution(DISTRIBUTION)
+    assert dist.metadata["Name"] == DISTRIBUTION
+    owned = [f.as_posix() for f in dist.files or ()]  # an editable install owns a .pth instead
+    assert "memwire/__init__.py" in owned or any(f.endswith(".pth") for f in owned)
+    assert install_hint("embed") == (
+        "pip install 'memwire-agent-memory[embed]' (from a checkout: pip install '.[embed]')"
+    )
+
+
+# Folders of a checkout that hold no source (build outputs, virtualenvs, caches); CHANGELOG.md is
+# history and keeps the words it was written with.
+_NOT_SOURCE = {"target", "dist", "build", "node_modules", "__pycache__"}
+_TEXT = {".md", ".py", ".toml", ".txt", ".sh", ".json", ".cfg", ".yml", ".yaml"}
+
+
+def _source_files() -> list[Path]:
+    found = []
+    for here, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d not in _NOT_SOURCE and (d == ".ci" or d[0] != ".")]
+        for name in files:
+            path = Path(here, name)
+            if path.suffix in _TEXT or name in ("Makefile", "run"):
+                found.append(path)
+    return [p for p in found if p.name != "CHANGELOG.md"]
+
+
+def test_every_install_hint_names_the_distribution() -> None:
+    # Each `pip install` of memwire in docs, help, errors and scripts names memwire-agent-memory
+    # (or `.` from a checkout): the PyPI project named memwire is an unrelated one.
+    wrong = []
+    hints = 0
+    for path in _source_files():
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for line_no, line in enumerate(text.splitlines(), 1):
+            for args in re.findall(r"pip install\b([^`\n]*)", line):
+                # The pip command's own words: up to a shell separator or a comment.
+                for token in re.split(r"&&|;|\||#", args)[0].split():
+                    name = re.match(r"[\"']?([A-Za-z0-9_.-]+)", token)
+                    if name and name.group(1).lower().startswith("memwire"):
+                        hints += 1
+                        if name.group(1) != DISTRIBUTION:
+                            wrong.append(f"{path.relative_to(ROOT)}:{line_no}: {line.strip()}")
+    assert not wrong, "install hints naming another distribution:\n" + "\n".join(wrong)
+    assert hints >= 5  # README, docs/dense.md, docs/scaling.md, docs/storage.md...
 
 
 def test_python_range_is_what_the_pins_allow() -> None:
@@ -57,7 +110,9 @@ def test_python_range_is_what_the_pins_allow() -> None:
     assert '"abi3-py311"' in cargo and "abi3-py310" not in cargo
     cibw = tomllib.loads((ROOT / "cibuildwheel.toml").read_text(encoding="utf-8"))
     assert cibw["tool"]["cibuildwheel"]["build"].split() == ["cp311-*", "cp312-*", "cp313-*"]
-    assert "MEMWIRE_REQUIRE_RUST=1" in cibw["tool"]["cibuildwheel"]["test-command"]
+    # Every release wheel is tested with its Rust kernel forced (scripts/check_cibuildwheel.py
+    # checks each build identifier's effective options, overrides applied).
+    assert cibw["tool"]["cibuildwheel"]["test-environment"]["MEMWIRE_REQUIRE_RUST"] == "1"
 
 
 def test_pure_wheel(tmp_path: Path) -> None:
@@ -69,8 +124,9 @@ def test_pure_wheel(tmp_path: Path) -> None:
         timeout=120,
     )
     wheel = Path(out.stdout.strip())
-    assert wheel.name.endswith("-py3-none-any.whl")
+    assert wheel.name == f"memwire_agent_memory-{cargo_version()}-py3-none-any.whl"
     names = zipfile.ZipFile(wheel).namelist()
+    assert f"memwire_agent_memory-{cargo_version()}.dist-info/METADATA" in names
     assert not [n for n in names if n.endswith((".so", ".pyd", ".dylib"))]
     for needed in (
         "memwire/__init__.py",
@@ -84,6 +140,7 @@ def test_pure_wheel(tmp_path: Path) -> None:
         assert needed in names, needed
     meta = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("METADATA"))).decode()
     assert f"Version: {cargo_version()}" in meta
+    assert f"Name: {DISTRIBUTION}\n" in meta
     assert "Requires-Python: >=3.11" in meta
     assert "Requires-Dist: snowballstemmer==2.2.0" in meta
     assert "Requires-Dist: usearch==2.26.6" in meta
@@ -180,8 +237,10 @@ def test_version_names_the_kernel_and_the_build(
             if backend == "rust":
                 build = info.build
                 assert build["backend"] == "rust" and build["version"] == cargo_version()
-                # The extension says what it was built for: this machine's architecture.
-                assert str(build["target"]).startswith(platform.machine())
+                # The extension says what it was built for: this machine's architecture (which
+                # macOS calls arm64 and Rust aarch64).
+                machine = {"arm64": "aarch64"}.get(platform.machine(), platform.machine())
+                assert str(build["target"]).startswith(machine)
                 assert "abi3-py311" in build["features"]
                 assert lines[3].startswith(f"build: {build['target']}, {build['profile']}")
 
@@ -190,7 +249,7 @@ def test_wheel_tag_matches_the_installed_metadata() -> None:
     from memwire._kernel.backend import BackendInfo
 
     info = BackendInfo("python", "python", "test", memwire.__version__, 0)
-    dist = importlib.metadata.distribution("memwire")
+    dist = importlib.metadata.distribution(DISTRIBUTION)
     tags = [
         line[4:].strip()
         for line in (dist.read_text("WHEEL") or "").splitlines()
@@ -225,7 +284,7 @@ def test_wheel_script_refuses_what_is_not_manylinux(tmp_path: Path) -> None:
         import build_wheels
     finally:
         sys.path.remove(str(ROOT / "scripts"))
-    name = "memwire-0.1.0-cp311-abi3-manylinux_2_28_aarch64.whl"
+    name = "memwire_agent_memory-0.1.0-cp311-abi3-manylinux_2_28_aarch64.whl"
     assert build_wheels.platform_tag(name) == "manylinux_2_28_aarch64"
     # auditwheel show's own wording (6.x), wrapped as it prints it.
     shown = (
@@ -235,12 +294,12 @@ def test_wheel_script_refuses_what_is_not_manylinux(tmp_path: Path) -> None:
     assert build_wheels.audited_tag(shown) == "manylinux_2_28_aarch64"
     assert build_wheels.audited_tag("memwire.whl is not compliant with any tag") is None
     # A local build's wheel (linux_x86_64) is refused before auditwheel even runs.
-    local = tmp_path / "memwire-0.1.0-cp311-abi3-linux_x86_64.whl"
+    local = tmp_path / "memwire_agent_memory-0.1.0-cp311-abi3-linux_x86_64.whl"
     with zipfile.ZipFile(local, "w") as zf:
         zf.writestr(build_wheels.EXTENSION, b"")
     with pytest.raises(build_wheels.BuildError, match="platform tag is not manylinux_2_28_x86_64"):
         build_wheels.check_wheel(local, "x86_64")
-    empty = tmp_path / "memwire-0.1.0-cp311-abi3-manylinux_2_28_x86_64.whl"
+    empty = tmp_path / "memwire_agent_memory-0.1.0-cp311-abi3-manylinux_2_28_x86_64.whl"
     zipfile.ZipFile(empty, "w").close()
     with pytest.raises(build_wheels.BuildError, match="has no memwire/_kernel/_native"):
         build_wheels.check_wheel(empty, "x86_64")

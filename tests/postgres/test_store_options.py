@@ -24,7 +24,7 @@ def test_without_psycopg_opening_says_what_to_install(monkeypatch: pytest.Monkey
     with pytest.raises(StorageError) as caught:
         open_store(REFUSED)
     assert str(caught.value) == MISSING
-    assert "pip install 'memwire[postgres]'" in MISSING
+    assert "pip install 'memwire-agent-memory[postgres]'" in MISSING
 
 
 def test_an_unreachable_server_is_a_clear_error_without_the_url() -> None:

@@ -71,9 +71,10 @@ def _wheel_tag() -> str:
     from pathlib import Path
 
     import memwire
+    from memwire._dist import DISTRIBUTION
 
     try:
-        dist = metadata.distribution("memwire")
+        dist = metadata.distribution(DISTRIBUTION)
     except metadata.PackageNotFoundError:
         return "not installed"
     wheel = dist.read_text("WHEEL") or ""

