@@ -187,15 +187,15 @@ def hooks_view(url: str, served_store: str) -> list[tuple[str, str]]:
     if served_store and served_store != mine:
         found.append(
             (
-                "fail",
-                f"the server at {url} serves another store than the hooks' ({default_path()}), "
-                "so the hooks ignore it and work in-process: restart it on that store "
-                "('memwire daemon stop', then 'memwire daemon start' without --db), or point "
-                "the hooks at its store (MEMWIRE_HOME of its directory)",
+                "warn",
+                f"{url} serves another store than the hooks' ({default_path()}), so the hooks "
+                "ignore it and open their store themselves (slower, same memories): to share "
+                "it, 'memwire daemon stop', then 'memwire daemon start' without --db, or run "
+                "the host with MEMWIRE_HOME set to the directory of the server's store",
             )
         )
-    else:
-        found.append(("ok", f"serves the hooks' store ({default_path()})"))
+        return found
+    found.append(("ok", f"serves the hooks' store ({default_path()})"))
     parts = urlsplit(url)
     token = os.environ.get("MEMWIRE_TOKEN") or None
     status = _http.access(parts.hostname or "127.0.0.1", parts.port or 80, token)
