@@ -57,7 +57,7 @@ ZED = Host(
         file_defaults={"schema": 2},
         specs=(HookSpec("BeforeAsk", "prompt", 7), HookSpec("AfterAnswer", "stop", 30)),
     ),
-    mcp=McpFormat(style="json", table="context_servers", stdio_type=True),
+    mcp=McpFormat(style="json", table="context_servers", stdio_type=True, project_dir=""),
     events={"BeforeAsk": "prompt", "AfterAnswer": "stop", "Opened": "session-start"},
     payload=PayloadFormat(
         session=("zed_thread",),
@@ -82,6 +82,7 @@ ZED = Host(
         wrappers=("zed-context",),
         skip_prefixes=("[zed boilerplate]",),
     ),
+    next_steps=("restart Zed",),
 )
 
 

@@ -36,6 +36,9 @@ def child_env(home: Path, **extra: str) -> dict[str, str]:
     )
     env["MEMWIRE_HOME"] = str(home)
     env["MEMWIRE_BACKEND"] = os.environ.get("MEMWIRE_BACKEND", "python")
+    # No wall-clock budget in tests: a loaded machine must not turn a slow hook into an empty
+    # answer (tests of the budget itself set it to 1 ms).
+    env["MEMWIRE_HOOK_BUDGET_MS"] = "600000"
     env.update(extra)
     return env
 

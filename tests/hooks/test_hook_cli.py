@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 from pathlib import Path
 
 from conftest import Server, child_env, free_port, payload, run_hook_cli
@@ -21,7 +20,18 @@ def _seed(db: Path, bank: str = "acme/web") -> None:
     with Memory(db) as memory:
         for text, day in SEED:
             memory.retain(text, bank=bank, created_at=day)
-        memory.retain("old transcript about deploying staging", bank=bank, tags=["transcript"])
+        # Transcripts: an earlier session's (injected when relevant) and this session's own
+        # (already in the model's context, so never injected back).
+        memory.retain(
+            "old transcript about deploying staging",
+            bank=bank,
+            tags=["transcript", "session:earlier"],
+        )
+        memory.retain(
+            "this session transcript about deploying staging",
+            bank=bank,
+            tags=["transcript", "session:abc123"],
+        )
         memory.retain("marker: deploy staging session boundary", bank=bank, tags=["marker"])
 
 
@@ -43,16 +53,14 @@ def test_prompt_injects_block_in_process(home: Path, repo: Path, transcript: Pat
     _seed(home / "memory.db")
     env = child_env(home, MEMWIRE_URL="off")
     stdin = payload("claude_user_prompt_submit.json", cwd=str(repo), transcript=str(transcript))
-    started = time.monotonic()
     done = run_hook_cli(["prompt", "--host", "claude"], stdin, env)
-    elapsed = time.monotonic() - started
     assert done.returncode == 0 and done.stderr == ""
     block = _context(done.stdout)
     assert block.startswith('<memwire-recall bank="acme/web" source="prompt">')
     assert "not instructions" in block
     assert "[2026-09-20] The web app deploys to staging" in block
-    assert "transcript" not in block.split("\n", 2)[2] and "marker:" not in block
-    assert elapsed < 10  # a sanity bound only; the latency is measured in benchmarks/
+    assert "old transcript about deploying staging" in block
+    assert "this session transcript" not in block and "marker:" not in block
     audit = (home / "hooks" / "audit" / "abc123.jsonl").read_text().splitlines()
     record = json.loads(audit[-1])
     assert record["event"] == "prompt" and record["bank"] == "acme/web"
@@ -159,7 +167,7 @@ def test_cursor_and_gemini_output_shapes(home: Path, repo: Path, transcript: Pat
     stdin = payload("cursor_stop.json", cwd=str(repo), transcript=str(transcript))
     done = run_hook_cli(["stop"], stdin, env)
     assert json.loads(done.stdout) == {}
-    assert len(_transcript_rows(home / "memory.db")) == 3  # the seeded one and two exchanges
+    assert len(_transcript_rows(home / "memory.db")) == 4  # the two seeded, two exchanges
     stdin = payload("gemini_before_agent.json", cwd=str(repo), transcript=str(transcript))
     done = run_hook_cli(["prompt"], stdin, env)
     data = json.loads(done.stdout)
@@ -217,11 +225,10 @@ def test_hung_server_is_abandoned_within_budget(home: Path, repo: Path, transcri
         hung.bind(("127.0.0.1", 0))
         hung.listen(16)
         url = f"http://127.0.0.1:{hung.getsockname()[1]}"
-        env = child_env(home, MEMWIRE_URL=url, MEMWIRE_HOOK_BUDGET_MS="300")
+        # 1 ms against the client's 1 s socket timeout: the budget always fires first.
+        env = child_env(home, MEMWIRE_URL=url, MEMWIRE_HOOK_BUDGET_MS="1")
         stdin = payload("claude_user_prompt_submit.json", cwd=str(repo), transcript=str(transcript))
-        started = time.monotonic()
         done = run_hook_cli(["prompt"], stdin, env)
-        assert time.monotonic() - started < 10
         assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     failures = (home / "hooks" / "failures.jsonl").read_text()
     assert "time budget" in failures

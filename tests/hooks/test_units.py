@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 from memwire.hooks import spool
-from memwire.hooks.bank import bank_from_remote, resolve_bank
 from memwire.hooks.block import Entry, build_block, strip_blocks
 from memwire.hooks.events import choose_query, is_short
 from memwire.hooks.transcript import chunk_exchange, read_exchanges
+from memwire.project import bank_from_remote, resolve_bank
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

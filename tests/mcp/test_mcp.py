@@ -33,7 +33,9 @@ def stdio(db: Path, *extra: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "memwire", "mcp", "--db", str(db), *extra],
-        env=dict(os.environ),
+        env={k: v for k, v in os.environ.items() if k != "MEMWIRE_BANK"},
+        # Outside any repository, a call without a bank uses "default" (the bank rule).
+        cwd=str(db.parent),
     )
 
 

@@ -63,6 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
+        _common.resolve_project_bank(args)
         code = run(args)
     except KeyboardInterrupt:
         _common.status("memwire: interrupted")

@@ -122,15 +122,31 @@ def add_common(parser: argparse.ArgumentParser, *, db: bool = True, json_flag: b
         )
 
 
+BANK_RULE_HELP = (
+    "the bank (default: $MEMWIRE_BANK, else the project of the current directory: the git "
+    "remote's owner/repo, else the repository's name; else 'default'; see docs/hosts.md)"
+)
+
+
 def add_bank(parser: argparse.ArgumentParser, *, any_bank: bool = False) -> None:
-    """``--bank``: ``default`` unless ``any_bank`` (then: look in every bank)."""
+    """``--bank``: the bank rule's choice (:func:`memwire.project.resolve_bank`, worked out
+    by :func:`resolve_project_bank` after parsing) unless ``any_bank`` (then: every bank)."""
     bank = fields.BANK
     if any_bank:
         parser.add_argument(*bank.flags, dest=bank.name, default=None, help="only in this bank")
     else:
-        parser.add_argument(
-            *bank.flags, dest=bank.name, default=bank.default, help=fields.describe(bank)
-        )
+        parser.add_argument(*bank.flags, dest=bank.name, default=None, help=BANK_RULE_HELP)
+        parser.set_defaults(project_bank=True)
+
+
+def resolve_project_bank(args: argparse.Namespace) -> None:
+    """Fill in ``args.bank`` by the rule every door follows, from the current directory."""
+    if getattr(args, "project_bank", False):
+        import os
+
+        from memwire.project import resolve_bank
+
+        args.bank = resolve_bank(os.getcwd(), args.bank)
 
 
 class _Deferred:
@@ -190,7 +206,7 @@ def body_of(args: argparse.Namespace, operation: str) -> dict[str, Any]:
 
 def home_dir() -> Path:
     """``$MEMWIRE_HOME``, else ``$XDG_DATA_HOME/memwire`` (XDG default ``~/.local/share``)."""
-    from memwire.memory import default_path
+    from memwire.locations import default_path
 
     return default_path().parent
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import http.client
+from dataclasses import dataclass
 
-__all__ = ["health", "probe_host", "url_of"]
+__all__ = ["Health", "access", "health", "probe", "probe_host", "url_of"]
 
 
 def probe_host(host: str) -> str:
@@ -22,17 +23,56 @@ def url_of(host: str, port: int) -> str:
     return f"http://[{name}]:{port}" if ":" in name else f"http://{name}:{port}"
 
 
-def health(host: str, port: int, timeout: float = 1.0) -> tuple[bool, str]:
-    """(answers ``ok``?, what happened) for ``GET /health``."""
+@dataclass(frozen=True)
+class Health:
+    """What ``GET /health`` said: a memwire server answers ``ok`` and names its process and
+    store (``X-Memwire-Pid``, ``X-Memwire-Store``; empty when it does not)."""
+
+    ok: bool
+    detail: str
+    pid: int | None = None
+    store: str = ""
+
+
+def _get(
+    host: str, port: int, path: str, timeout: float, token: str | None = None
+) -> tuple[int, bytes, dict[str, str]] | str:
+    """``(status, body start, headers)``, or what went wrong."""
     conn = http.client.HTTPConnection(probe_host(host), port, timeout=timeout)
     try:
-        conn.request("GET", "/health")
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        conn.request("GET", path, headers=headers)
         response = conn.getresponse()
         body = response.read(64)
+        found = {k.lower(): v for k, v in response.getheaders()}
     except (OSError, http.client.HTTPException) as exc:
-        return False, f"no answer ({type(exc).__name__}: {exc})"
+        return f"no answer ({type(exc).__name__}: {exc})"
     finally:
         conn.close()
-    if response.status == 200 and body == b"ok":
-        return True, "answers ok"
-    return False, f"answers HTTP {response.status}, not a memwire health check"
+    return response.status, body, found
+
+
+def probe(host: str, port: int, timeout: float = 1.0) -> Health:
+    """``GET /health`` and who answered it."""
+    answer = _get(host, port, "/health", timeout)
+    if isinstance(answer, str):
+        return Health(False, answer)
+    status, body, headers = answer
+    if status != 200 or body != b"ok":
+        return Health(False, f"answers HTTP {status}, not a memwire health check")
+    pid_text = headers.get("x-memwire-pid", "")
+    pid = int(pid_text) if pid_text.isdigit() else None
+    return Health(True, "answers ok", pid, headers.get("x-memwire-store", ""))
+
+
+def health(host: str, port: int, timeout: float = 1.0) -> tuple[bool, str]:
+    """(answers ``ok``?, what happened) for ``GET /health``."""
+    found = probe(host, port, timeout)
+    return found.ok, found.detail
+
+
+def access(host: str, port: int, token: str | None, timeout: float = 1.0) -> int | str:
+    """The HTTP status ``GET /banks`` gets with ``token`` (what the hooks would send): 200
+    when they may read, 401 when the server wants another token; or what went wrong."""
+    answer = _get(host, port, "/banks", timeout, token)
+    return answer if isinstance(answer, str) else answer[0]

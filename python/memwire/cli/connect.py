@@ -6,7 +6,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memwire.cli._common import EXIT_ERROR, EXIT_OK, EXIT_USAGE, CommandError, add_common, emit
+from memwire.cli._common import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_USAGE,
+    CommandError,
+    add_common,
+    db_path,
+    emit,
+)
 
 __all__ = ["register"]
 
@@ -43,12 +51,19 @@ def register(commands: Any) -> None:
         action="store_true",
         help="also copy memwire's SKILL.md into each host's skills directory",
     )
+    p.add_argument(
+        "--bank",
+        "-b",
+        default=None,
+        help="pin this bank into every hook and the MCP server (default: each project's own "
+        "bank: $MEMWIRE_BANK, else the git remote's owner/repo, else the repository's name)",
+    )
     p.add_argument("--home", default=None, help=argparse.SUPPRESS)  # tests: a fake HOME
-    add_common(p, db=False)
+    add_common(p)
     p.set_defaults(run=run_connect)
 
 
-def _line(report: dict[str, Any]) -> str:
+def _line(report: dict[str, Any], uninstall: bool) -> str:
     hooks = report["hooks"]
     wired = sum(1 for v in hooks.values() if v)
     text = (
@@ -57,11 +72,26 @@ def _line(report: dict[str, Any]) -> str:
     )
     if report["error"]:
         text += f"\n        error: {report['error']}"
+    verb = "removed memwire's entries from" if uninstall else "wrote"
     for path in report.get("changed", []):
-        text += f"\n        wrote {path}"
+        text += f"\n        {verb} {path}"
+    for path in report.get("removed", []):
+        text += f"\n        removed {path}"
     for path in report.get("backups", []):
         text += f"\n        backup {path}"
     return text
+
+
+def next_steps(data: list[dict[str, Any]]) -> list[str]:
+    """What to do after wiring: each wired host's own steps, then the daemon."""
+    steps = [f"{r['label']}: {step}" for r in data for step in r.get("next_steps", [])]
+    if steps:
+        steps.append(
+            "optional: 'memwire daemon start' keeps the store open, so each prompt's hook "
+            "answers in a few milliseconds instead of opening the store itself"
+        )
+        steps.append("check: 'memwire doctor' (the store, the daemon and what the hooks will use)")
+    return steps
 
 
 def run_connect(args: argparse.Namespace) -> int:
@@ -75,7 +105,14 @@ def run_connect(args: argparse.Namespace) -> int:
     if args.list:
         reports = list_hosts(args.hosts or None, home=args.home)
     else:
-        reports = connect(args.hosts, home=args.home, uninstall=args.uninstall, skill=args.skill)
+        reports = connect(
+            args.hosts,
+            home=args.home,
+            uninstall=args.uninstall,
+            skill=args.skill,
+            bank=args.bank,
+            db=db_path(args),
+        )
     data = [r.as_dict() for r in reports]
 
     def human() -> str:
@@ -83,7 +120,12 @@ def run_connect(args: argparse.Namespace) -> int:
             return "no agent host found under your home; name one: memwire connect " + " | ".join(
                 host_names()
             )
-        return "\n".join(_line(r) for r in data)
+        lines = [_line(r, args.uninstall) for r in data]
+        steps = next_steps(data)
+        if steps:
+            lines.append("next:")
+            lines += [f"  - {step}" for step in steps]
+        return "\n".join(lines)
 
     emit(args, data, human)
     return EXIT_ERROR if any(r["error"] for r in data) else EXIT_OK

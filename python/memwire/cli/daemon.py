@@ -1,8 +1,10 @@
 """``memwire daemon start|stop|status``: a detached server with a pid file in the memwire home.
 
-``start`` returns only once ``/health`` answers (or the server failed: its log says why).
-``status`` tells three states apart: serving (exit 0), not running (4), and a process that is
-alive but does not answer (5).
+``start`` returns 0 only once its own process answers ``/health`` (its pid and store id in the
+answer's headers); when the server dies (e.g. the address is in use) it exits non-zero with the
+cause from the log. ``status`` tells three states apart: serving (exit 0), not running (4), and
+a process that is alive but does not answer (5); when serving, it checks what the hooks will
+make of the server (its store, their token) and exits 5 when they cannot use it.
 """
 
 from __future__ import annotations
@@ -146,6 +148,78 @@ def state() -> tuple[str, dict[str, Any] | None, str]:
     return ("serving" if ok else "not answering"), info, detail
 
 
+def _location(db: str | None) -> str | None:
+    """The store a server started with ``--db db`` serves (``serve`` reads $MEMWIRE_STORE)."""
+    return db or os.environ.get("MEMWIRE_STORE", "").strip() or None
+
+
+def _store_name(location: str | None) -> str:
+    from memwire.locations import default_path
+
+    if location is None:
+        return f"the default store {default_path()}"
+    if location.startswith(("postgresql://", "postgres://")):
+        return "a PostgreSQL store"
+    return location
+
+
+def hooks_view(url: str, served_store: str) -> list[tuple[str, str]]:
+    """How the hooks, run with this environment, get on with the server at ``url`` that names
+    ``served_store`` on /health: ``[(status, what to know or fix), ...]``, status "ok" | "warn"
+    | "fail". What the hooks use: $MEMWIRE_URL, else this server when it serves the store they
+    would open themselves ($MEMWIRE_HOME's memory.db), sending $MEMWIRE_TOKEN."""
+    from urllib.parse import urlsplit
+
+    from memwire.locations import default_path, store_id
+
+    found: list[tuple[str, str]] = []
+    configured = os.environ.get("MEMWIRE_URL", "").strip()
+    if configured and configured.lower() not in ("off", "local", "none", "0", "false", "no"):
+        if configured.rstrip("/") != url:
+            found.append(
+                ("warn", f"the hooks use MEMWIRE_URL={configured}, not this server ({url})")
+            )
+            return found
+    elif configured:
+        found.append(("warn", f"MEMWIRE_URL={configured}: the hooks never use a server"))
+        return found
+    mine = store_id(None)
+    if served_store and served_store != mine:
+        found.append(
+            (
+                "warn",
+                f"{url} serves another store than the hooks' ({default_path()}), so the hooks "
+                "ignore it and open their store themselves (slower, same memories): to share "
+                "it, 'memwire daemon stop', then 'memwire daemon start' without --db, or run "
+                "the host with MEMWIRE_HOME set to the directory of the server's store",
+            )
+        )
+        return found
+    found.append(("ok", f"serves the hooks' store ({default_path()})"))
+    parts = urlsplit(url)
+    token = os.environ.get("MEMWIRE_TOKEN") or None
+    status = _http.access(parts.hostname or "127.0.0.1", parts.port or 80, token)
+    if status == 401:
+        fix = (
+            "the hooks send a token the server does not accept"
+            if token
+            else "it wants a token and the hooks send none"
+        )
+        found.append(
+            (
+                "fail",
+                f"the server answers the hooks 401 ({fix}): they spool every write and inject "
+                "nothing. Put the server's token in MEMWIRE_TOKEN where the agent host starts, "
+                "or restart the daemon without --token (a loopback server needs none)",
+            )
+        )
+    elif status == 200:
+        found.append(("ok", "accepts the hooks' requests" + (" (token)" if token else "")))
+    else:
+        found.append(("warn", f"GET /banks with the hooks' token: {status}"))
+    return found
+
+
 def run_status(args: argparse.Namespace) -> int:
     name, info, detail = state()
     data: dict[str, Any] = {"state": name, "detail": detail}
@@ -154,20 +228,62 @@ def run_status(args: argparse.Namespace) -> int:
     if name == "not running" and info is not None:
         with contextlib.suppress(OSError):
             pid_path().unlink()
+    if name == "serving" and info is not None:
+        answer = _http.probe(str(info.get("host")), int(info["port"]))
+        data["store"] = answer.store
+        data["hooks"] = [
+            {"status": st, "detail": d} for st, d in hooks_view(data["url"], answer.store)
+        ]
 
     def human() -> str:
         if name == "serving":
-            return f"serving at {data['url']} (pid {data['pid']})"
+            lines = [f"serving at {data['url']} (pid {data['pid']})"]
+            lines += [f"  hooks: [{h['status']}] {h['detail']}" for h in data["hooks"]]
+            return "\n".join(lines)
         if name == "not answering":
             return f"pid {data['pid']} is alive but {data['url']}/health {detail}"
         return f"not running ({detail})"
 
     emit(args, data, human)
+    if name == "serving" and any(h["status"] == "fail" for h in data["hooks"]):
+        return EXIT_UNHEALTHY
     return {"serving": EXIT_OK, "not running": EXIT_NOT_RUNNING}.get(name, EXIT_UNHEALTHY)
+
+
+def _check_running(args: argparse.Namespace, wanted: str) -> bool:
+    """True when this home's daemon already serves what is asked (say so); raise when it serves
+    something else or does not answer; False when none runs."""
+    name, info, detail = state()
+    if info is None or name == "not running":
+        return False
+    url = _http.url_of(str(info.get("host")), int(info["port"]))
+    if name == "not answering":
+        raise CommandError(
+            f"pid {info['pid']} is alive but not answering ({detail}); "
+            "run 'memwire daemon stop' first",
+            EXIT_UNHEALTHY,
+        )
+    answer = _http.probe(str(info.get("host")), int(info["port"]))
+    same_place = _http.url_of(args.host, args.port) == url
+    if same_place and answer.store == wanted:
+        emit(
+            args,
+            {"state": name, "pid": info["pid"], "url": url},
+            lambda: f"already serving at {url} (pid {info['pid']})",
+        )
+        return True
+    what = "another store" if same_place else "another address"
+    raise CommandError(
+        f"this memwire home's daemon (pid {info['pid']}) already serves {url}, {what} than "
+        f"asked ({_http.url_of(args.host, args.port)}, {_store_name(_location(db_path(args)))}); "
+        "stop it first ('memwire daemon stop'), or give a second daemon its own MEMWIRE_HOME",
+        EXIT_ERROR,
+    )
 
 
 def run_start(args: argparse.Namespace) -> int:
     from memwire.cli.serving import token_of
+    from memwire.locations import store_id
     from memwire.server.runner import ServeRefused, check_bind
 
     token = token_of(args)
@@ -175,20 +291,20 @@ def run_start(args: argparse.Namespace) -> int:
         check_bind(args.host, token)
     except ServeRefused as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
-    name, info, detail = state()
-    if name == "serving" and info is not None:
-        url = _http.url_of(str(info.get("host")), int(info["port"]))
-        emit(
-            args,
-            {"state": name, "pid": info["pid"], "url": url},
-            lambda: f"already serving at {url} (pid {info['pid']})",
-        )
+    db = db_path(args)
+    if db is not None and db != ":memory:":
+        db = str(Path(db).expanduser().resolve())
+    wanted = store_id(_location(db))
+    if _check_running(args, wanted):
         return EXIT_OK
-    if name == "not answering" and info is not None:
+    url = _http.url_of(args.host, args.port)
+    squatter = _http.probe(args.host, args.port, timeout=0.5)
+    if squatter.ok:
+        who = f"another memwire server (pid {squatter.pid})" if squatter.pid else "a server"
         raise CommandError(
-            f"pid {info['pid']} is alive but not answering ({detail}); "
-            "run 'memwire daemon stop' first",
-            EXIT_UNHEALTHY,
+            f"{who} already answers at {url}, and it is not this home's daemon; stop it or "
+            "choose another --port",
+            EXIT_ERROR,
         )
     home = home_dir()
     home.mkdir(parents=True, exist_ok=True)
@@ -204,14 +320,14 @@ def run_start(args: argparse.Namespace) -> int:
         "--log-level",
         args.log_level,
     ]
-    db = db_path(args)
     if db is not None:
-        command += ["--db", str(Path(db).expanduser().resolve()) if db != ":memory:" else db]
+        command += ["--db", db]
     env = dict(os.environ)
     if token:
         env["MEMWIRE_TOKEN"] = token  # never on the command line, where ps would show it
     log_file = home / LOG_FILE
     with open(log_file, "ab") as log:
+        offset = log.tell()
         process = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
@@ -226,9 +342,23 @@ def run_start(args: argparse.Namespace) -> int:
         "host": args.host,
         "port": args.port,
         "db": db,
+        "store": wanted,
+        "token": bool(token),
         "started": time.time(),
     }
     pid_path().write_text(json.dumps(record), encoding="utf-8")
+    return _wait_for_own(args, process, wanted, url, log_file, offset)
+
+
+def _wait_for_own(
+    args: argparse.Namespace,
+    process: subprocess.Popen[bytes],
+    wanted: str,
+    url: str,
+    log_file: Path,
+    offset: int,
+) -> int:
+    """Wait until ``process`` itself answers /health naming ``wanted``; fail loudly else."""
     deadline = time.monotonic() + args.timeout
     detail = "not started"
     while time.monotonic() < deadline:
@@ -237,18 +367,23 @@ def run_start(args: argparse.Namespace) -> int:
             with contextlib.suppress(OSError):
                 pid_path().unlink()
             raise CommandError(
-                f"the server exited with code {code} before answering; see {log_file}:\n"
-                + _tail(log_file),
+                f"the server exited with code {code} before answering:\n"
+                + (_tail(log_file, offset) or "(its log is empty)")
+                + f"\n(log: {log_file})",
                 EXIT_ERROR,
             )
-        ok, detail = _http.health(args.host, args.port, timeout=0.5)
-        if ok:
-            url = _http.url_of(args.host, args.port)
+        answer = _http.probe(args.host, args.port, timeout=0.5)
+        detail = answer.detail
+        if answer.ok and answer.pid == process.pid:
+            if answer.store != wanted:  # pragma: no cover - the child names what it was given
+                raise CommandError(f"pid {process.pid} serves another store than asked")
             _started(args, process.pid, url, log_file)
             return EXIT_OK
+        if answer.ok:
+            detail = f"pid {answer.pid} answers there, not pid {process.pid}"
         time.sleep(0.1)
     raise CommandError(
-        f"pid {process.pid} started but /health did not answer within {args.timeout:g}s "
+        f"pid {process.pid} started but did not answer /health within {args.timeout:g}s "
         f"({detail}); see {log_file}",
         EXIT_UNHEALTHY,
     )
@@ -259,9 +394,12 @@ def _started(args: argparse.Namespace, pid: int, url: str, log_file: Path) -> No
     emit(args, data, lambda: f"serving at {url} (pid {pid}); log: {log_file}")
 
 
-def _tail(path: Path, lines: int = 5) -> str:
+def _tail(path: Path, offset: int = 0, lines: int = 5) -> str:
+    """The last ``lines`` lines written to ``path`` after ``offset`` (this run's)."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            text = handle.read().decode("utf-8", errors="replace")
     except OSError:
         return ""
     return "\n".join(text.strip().splitlines()[-lines:])

@@ -135,24 +135,15 @@ class VersionAction(argparse.Action):
 
 
 def check_store(path: str | None) -> tuple[list[Check], Path | None]:
-    from memwire.memory import Memory, default_path
+    from memwire.locations import default_path
+    from memwire.memory import Memory
 
     if path == ":memory:":
         return [_check("store", "ok", "ephemeral (:memory:)")], None
     file = Path(path).expanduser() if path else default_path()
     checks = []
     if not file.exists():
-        parent_ok = file.parent.exists() or not file.parent.parent.exists()
-        status = "warn" if parent_ok else "fail"
-        checks.append(
-            _check(
-                "store path",
-                status,
-                f"{file} does not exist yet (the first retain creates it)",
-                path=str(file),
-            )
-        )
-        return checks, None
+        return [_missing_store(file)], None
     size = file.stat().st_size
     checks.append(
         _check("store path", "ok", f"{file} ({size:,} bytes)", path=str(file), bytes=size)
@@ -175,6 +166,28 @@ def check_store(path: str | None) -> tuple[list[Check], Path | None]:
     return checks, file
 
 
+def _missing_store(file: Path) -> Check:
+    """A store file not there yet is the normal first run: fine when it can be created."""
+    import os
+
+    ancestor = file.parent
+    while not ancestor.exists() and ancestor.parent != ancestor:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        return _check(
+            "store path", "fail", f"{file} cannot be created: {ancestor} is not a directory"
+        )
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        return _check("store path", "fail", f"{file} cannot be created: {ancestor} is not writable")
+    return _check(
+        "store path",
+        "ok",
+        f"{file} does not exist yet; it will be created (with its directory) by the first "
+        "retain or 'memwire serve'",
+        path=str(file),
+    )
+
+
 def check_integrity(file: Path, full: bool) -> Check:
     pragma = "integrity_check" if full else "quick_check"
     try:
@@ -190,19 +203,35 @@ def check_integrity(file: Path, full: bool) -> Check:
     return _check("integrity", "fail", f"{pragma}: " + "; ".join(map(str, rows[:5])))
 
 
-def check_server(host: str | None, port: int | None) -> Check:
-    from memwire.cli.daemon import read_pidfile
+def check_server(host: str | None, port: int | None, db: str | None = None) -> list[Check]:
+    """Does a server answer, which store does it serve, and can the hooks use it?"""
+    from memwire.cli.daemon import hooks_view, read_pidfile
+    from memwire.locations import store_id
     from memwire.server.runner import DEFAULT_HOST, DEFAULT_PORT
 
     info = read_pidfile() or {}
     host = host or str(info.get("host") or DEFAULT_HOST)
     port = port or int(info.get("port") or DEFAULT_PORT)
     url = _http.url_of(host, port)
-    ok, detail = _http.health(host, port)
-    if ok:
-        return _check("server", "ok", f"{url} {detail}", url=url)
-    # No server is a normal state (the library works without one): a warning, not a failure.
-    return _check("server", "warn", f"{url}: {detail}", url=url)
+    answer = _http.probe(host, port)
+    if not answer.ok:
+        # No server is a normal state (the library works without one): a warning, not a failure.
+        return [
+            _check("server", "warn", f"{url}: {answer.detail}; the hooks work in-process", url=url)
+        ]
+    who = f"pid {answer.pid}" if answer.pid else "an older memwire"
+    checks = [_check("server", "ok", f"{url} {answer.detail} ({who})", url=url, pid=answer.pid)]
+    if db is not None and answer.store and answer.store != store_id(db):
+        checks.append(
+            _check(
+                "server store",
+                "warn",
+                f"{url} serves another store than {db}, which this doctor run checked",
+            )
+        )
+    for status, detail in hooks_view(url, answer.store):
+        checks.append(_check("server for hooks", status, detail))
+    return checks
 
 
 def check_hooks() -> Check:
@@ -229,7 +258,7 @@ def run_doctor(args: argparse.Namespace) -> int:
     checks += store_checks
     if file is not None:
         checks.append(check_integrity(file, args.full))
-    checks.append(check_server(args.host, args.port))
+    checks += check_server(args.host, args.port, db_path(args))
     checks.append(check_hooks())
     failed = any(c["status"] == "fail" for c in checks)
 

@@ -34,9 +34,18 @@ def register(commands: Any) -> None:
         "mcp",
         help="speak MCP over stdio (for agent hosts that launch a command)",
         description="Run an MCP server on stdin/stdout: stdout carries only the protocol. "
-        "With --bank, every tool is pinned to that bank.",
+        "With --bank, every tool is pinned to that bank; without it, a call that names no "
+        "bank uses the bank the hooks use: $MEMWIRE_BANK, else the project of the working "
+        "directory (git remote owner/repo, else the repository's name), else 'default'.",
     )
     mcp.add_argument("--bank", "-b", default=None, help="pin every tool call to this bank")
+    mcp.add_argument(
+        "--cwd",
+        metavar="DIR",
+        default=None,
+        help="the project directory whose bank calls without a bank use (default: the "
+        "working directory)",
+    )
     add_common(mcp, json_flag=False)
     mcp.set_defaults(run=run_mcp)
 
@@ -104,5 +113,5 @@ def run_serve(args: argparse.Namespace) -> int:
 def run_mcp(args: argparse.Namespace) -> int:
     from memwire.server.mcp_server import run_stdio
 
-    run_stdio(db_path(args), bank=args.bank)
+    run_stdio(db_path(args), bank=args.bank, cwd=args.cwd)
     return EXIT_OK

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memwire.connect.wire import HostReport, connect_host, hosts_for, inspect_host
+from memwire.connect.wire import HostReport, connect_host, hosts_for, inspect_host, pin_args
 from memwire.hosts import HOSTS, Host, host_names
 
 __all__ = ["HOSTS", "Host", "HostReport", "connect", "host_names", "list_hosts"]
@@ -26,12 +26,17 @@ def connect(
     uninstall: bool = False,
     skill: bool = False,
     base: list[str] | None = None,
+    bank: str | None = None,
+    db: str | None = None,
 ) -> list[HostReport]:
     """Wire (or with ``uninstall`` unwire) the named hosts, or every host found under ``home``.
-    Raises ValueError for an unknown host name."""
+    ``bank`` / ``db`` pin one bank / store file into every hook and the MCP entry (default:
+    the project's bank by the rule of :mod:`memwire.project`, the default store). Raises
+    ValueError for an unknown host name."""
     root = _home(home)
+    pins = pin_args(bank, db)
     return [
-        connect_host(h, root, uninstall=uninstall, skill=skill, base=base)
+        connect_host(h, root, uninstall=uninstall, skill=skill, base=base, pins=pins)
         for h in hosts_for(list(hosts or []), root)
     ]
 

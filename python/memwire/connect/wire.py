@@ -23,6 +23,7 @@ import re
 import shlex
 import shutil
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,14 @@ from memwire.connect._files import Malformed
 from memwire.hosts import HOSTS, Host
 from memwire.hosts.base import HookSpec
 
-__all__ = ["HostReport", "base_command", "connect_host", "inspect_host", "skill_text"]
+__all__ = [
+    "HostReport",
+    "base_command",
+    "connect_host",
+    "inspect_host",
+    "pin_args",
+    "skill_text",
+]
 
 MCP_NAME = "memwire"
 _HOOK_RE = re.compile(r"""(?:^|[\s/\\"'])memwire(?:\.exe)?["']?\s+hook\s+([a-z-]+)""")
@@ -51,6 +59,8 @@ class HostReport:
     files: list[str] = field(default_factory=list)
     backups: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)  # files deleted (the skill)
+    next_steps: list[str] = field(default_factory=list)
     error: str = ""
 
     def as_dict(self) -> dict[str, Any]:
@@ -63,7 +73,9 @@ class HostReport:
             "mcp": self.mcp,
             "skill": self.skill,
             "changed": self.changed,
+            "removed": self.removed,
             "backups": self.backups,
+            "next_steps": self.next_steps,
             "error": self.error,
         }
 
@@ -81,8 +93,8 @@ def _shell(parts: list[str]) -> str:
     return " ".join(shlex.quote(p) for p in parts)
 
 
-def hook_command(host: Host, event: str, base: list[str]) -> str:
-    return _shell([*base, "hook", event, "--host", host.name])
+def hook_command(host: Host, event: str, base: list[str], pins: Sequence[str] = ()) -> str:
+    return _shell([*base, "hook", event, "--host", host.name, *pins])
 
 
 def _our_event(command: object) -> str | None:
@@ -105,11 +117,25 @@ def _is_our_mcp(entry: object) -> bool:
     return args[:3] == ["-m", "memwire", "mcp"]
 
 
-def mcp_entry(host: Host, base: list[str]) -> dict[str, Any]:
+def mcp_entry(host: Host, base: list[str], pins: Sequence[str] = ()) -> dict[str, Any]:
+    """The MCP server entry: ``memwire mcp`` with the same pins as the hooks, so a model's
+    ``memory_retain`` lands in the store and bank the hooks recall from. Unpinned, the bank
+    is the project's (the server's working directory, or the host's variable for it)."""
     entry: dict[str, Any] = {"type": "stdio"} if host.mcp.stdio_type else {}
     entry["command"] = base[0]
-    entry["args"] = [*base[1:], "mcp"]
+    cwd = ["--cwd", host.mcp.project_dir] if host.mcp.project_dir else []
+    entry["args"] = [*base[1:], "mcp", *pins, *cwd]
     return entry
+
+
+def pin_args(bank: str | None = None, db: str | None = None) -> list[str]:
+    """What ``connect --bank/--db`` pins into every hook command and the MCP entry."""
+    pins: list[str] = []
+    if bank is not None and bank.strip():
+        pins += ["--bank", bank.strip()]
+    if db is not None and db.strip():
+        pins += ["--db", str(Path(db).expanduser().resolve()) if db != ":memory:" else db]
+    return pins
 
 
 def skill_path() -> Path:
@@ -127,8 +153,10 @@ def skill_text() -> str:
 # -- hooks -------------------------------------------------------------------------------------
 
 
-def _hook_item(host: Host, spec: HookSpec, base: list[str]) -> dict[str, Any]:
-    command = hook_command(host, spec.event, base)
+def _hook_item(
+    host: Host, spec: HookSpec, base: list[str], pins: Sequence[str] = ()
+) -> dict[str, Any]:
+    command = hook_command(host, spec.event, base, pins)
     if host.hooks.style == "flat":
         return {"command": command}
     item: dict[str, Any] = {"type": "command", "command": command}
@@ -201,7 +229,7 @@ def _remove_ours(host: Host, table: dict[str, Any], event_key: str) -> None:
 
 
 def apply_hooks(
-    host: Host, config: dict[str, Any], base: list[str], uninstall: bool
+    host: Host, config: dict[str, Any], base: list[str], uninstall: bool, pins: Sequence[str] = ()
 ) -> dict[str, Any]:
     """A copy of ``config`` with our hook entries set (or removed)."""
     new = copy.deepcopy(config)
@@ -219,7 +247,7 @@ def apply_hooks(
         current = table.get(spec.host_event)
         if current is not None and not isinstance(current, list):
             raise Malformed(f"{key}.{spec.host_event} in the {host.label} config is not a list")
-        want = _hook_item(host, spec, base)
+        want = _hook_item(host, spec, base, pins)
         items = _entries_of(host, current)
         if not uninstall and any(item == want for item in items):
             continue  # already exactly right
@@ -244,7 +272,7 @@ def mcp_status_json(host: Host, config: dict[str, Any] | None) -> str:
 
 
 def apply_mcp_json(
-    host: Host, config: dict[str, Any], base: list[str], uninstall: bool
+    host: Host, config: dict[str, Any], base: list[str], uninstall: bool, pins: Sequence[str] = ()
 ) -> dict[str, Any]:
     key = host.mcp.table
     new = copy.deepcopy(config)
@@ -264,7 +292,7 @@ def apply_mcp_json(
             ):
                 del new[key]
         return new
-    want = mcp_entry(host, base)
+    want = mcp_entry(host, base, pins)
     if servers is None:
         servers = new[key] = {}
     if servers.get(MCP_NAME) != want:
@@ -293,7 +321,9 @@ def mcp_status_toml(host: Host, text: str | None) -> str:
     return "wired" if has_block and _is_our_mcp(servers[MCP_NAME]) else "foreign"
 
 
-def apply_mcp_toml(host: Host, text: str | None, base: list[str], uninstall: bool) -> str | None:
+def apply_mcp_toml(
+    host: Host, text: str | None, base: list[str], uninstall: bool, pins: Sequence[str] = ()
+) -> str | None:
     """The new TOML config text (None: leave the file as it is / do not create it)."""
     current = text or ""
     state = mcp_status_toml(host, text)
@@ -303,7 +333,7 @@ def apply_mcp_toml(host: Host, text: str | None, base: list[str], uninstall: boo
     stripped = _files.toml_without_block(current, begin)
     if uninstall:
         return stripped if text is not None and stripped != current else text
-    entry = mcp_entry(host, base)
+    entry = mcp_entry(host, base, pins)
     args = ", ".join(_toml_string(a) for a in entry["args"])
     header = f"[{host.mcp.table}.{MCP_NAME}]"
     block = (
@@ -364,8 +394,10 @@ def connect_host(
     uninstall: bool = False,
     skill: bool = False,
     base: list[str] | None = None,
+    pins: Sequence[str] = (),
 ) -> HostReport:
-    """Wire (or unwire) ``host``; nothing is written when any of its files is malformed."""
+    """Wire (or unwire) ``host``; nothing is written when any of its files is malformed.
+    ``pins`` (:func:`pin_args`) go into every hook command and the MCP entry alike."""
     base = base or base_command()
     writes: dict[Path, str | None] = {}  # path -> new text (None: delete)
     try:
@@ -374,18 +406,18 @@ def connect_host(
         hooks_cfg = _files.load_json(hooks_path)
         # The hooks and the MCP entry may share one file (a host with one settings file).
         same = hooks_path == mcp_path
-        new_hooks = apply_hooks(host, hooks_cfg or {}, base, uninstall)
+        new_hooks = apply_hooks(host, hooks_cfg or {}, base, uninstall, pins)
         if host.mcp.style == "json":
             mcp_cfg = new_hooks if same else (_files.load_json(mcp_path) or {})
             before_mcp = (hooks_cfg or {}) if same else (_files.load_json(mcp_path) or {})
-            new_mcp = apply_mcp_json(host, mcp_cfg, base, uninstall)
+            new_mcp = apply_mcp_json(host, mcp_cfg, base, uninstall, pins)
             if same:
                 new_hooks = new_mcp
             elif new_mcp != before_mcp and (mcp_path.exists() or not uninstall):
                 writes[mcp_path] = _files.dump_json(new_mcp)
         else:
             text = _files.load_toml_text(mcp_path)
-            new_text = apply_mcp_toml(host, text, base, uninstall)
+            new_text = apply_mcp_toml(host, text, base, uninstall, pins)
             if new_text is not None and new_text != text:
                 writes[mcp_path] = new_text
         if new_hooks != (hooks_cfg or {}) and (hooks_path.exists() or not uninstall):
@@ -405,7 +437,9 @@ def connect_host(
     if skill or uninstall:
         _skill(host, home, uninstall, report)
     final = inspect_host(host, home)
-    final.changed, final.backups = report.changed, report.backups
+    final.changed, final.backups, final.removed = report.changed, report.backups, report.removed
+    if not uninstall and final.state == "wired":
+        final.next_steps = list(host.next_steps)
     return final
 
 
@@ -420,7 +454,7 @@ def _skill(host: Host, home: Path, uninstall: bool, report: HostReport) -> None:
                 ours = False
             if ours:
                 path.unlink()
-                report.changed.append(str(path))
+                report.removed.append(str(path))
                 with contextlib.suppress(OSError):
                     path.parent.rmdir()
         return

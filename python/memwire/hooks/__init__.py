@@ -23,8 +23,9 @@ def run_hook(event: str, data: bytes | str, **options: Any) -> Any:
 
 
 def resolve_bank(cwd: str | None, explicit: str | None = None) -> str:
-    """The bank for a working directory; see :mod:`memwire.hooks.bank`."""
-    from memwire.hooks.bank import resolve_bank as _resolve
+    """The bank for a working directory; see :mod:`memwire.project` (the rule every door
+    follows)."""
+    from memwire.project import resolve_bank as _resolve
 
     return _resolve(cwd, explicit)
 

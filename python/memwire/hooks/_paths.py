@@ -36,7 +36,7 @@ def home() -> Path:
     value = os.environ.get("MEMWIRE_HOME", "").strip()
     if value:
         return Path(value).expanduser()
-    from memwire.memory import default_path
+    from memwire.locations import default_path
 
     return default_path().parent
 

@@ -54,11 +54,12 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 
 @dataclass(frozen=True)
 class Entry:
-    """One memory to show: its id, text and when it happened."""
+    """One memory to show: its id, text, when it happened and its tags."""
 
     id: str
     content: str
     created_at: datetime | None
+    tags: tuple[str, ...] = ()
 
 
 def escape(text: str) -> str:

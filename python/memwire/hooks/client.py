@@ -6,11 +6,12 @@ Choice, made once per hook run (:func:`open_client`):
   writes go to the spool and reads return nothing (the hook never guesses which store the
   server uses).
 - ``$MEMWIRE_URL`` set to ``off`` (or ``local``): in-process only, no network at all.
-- ``--db PATH`` (and no URL): in-process on that store file.
-- None of these: the daemon's server (``<home>/server.pid``, written by ``memwire daemon
-  start``), else the default server ``http://127.0.0.1:8888``, is tried (``GET /health`` must answer
-  exactly ``ok``, so another program on that port is never mistaken for memwire); when nothing
-  answers there, the hook works in-process on the store (``--db``, else the default store).
+- Otherwise: the daemon's server (``<home>/server.pid``, written by ``memwire daemon
+  start``), else the default server ``http://127.0.0.1:8888``, is tried: ``GET /health`` must
+  answer exactly ``ok`` (so another program on that port is never mistaken for memwire) and
+  name the store the hook would open itself (``--db``, else the default store; see
+  :func:`memwire.locations.store_id`), so hooks and an MCP server started by the host always
+  share one store. When no such server answers, the hook works in-process on that store.
 
 HTTP uses the standard library only, with short timeouts; ``$MEMWIRE_TOKEN`` is sent as a
 bearer token when set.
@@ -87,6 +88,13 @@ def _excluded(tags: Any, exclude: Sequence[str]) -> bool:
     return isinstance(tags, (list, tuple)) and any(t in exclude for t in tags)
 
 
+def _entry(row: Mapping[str, Any]) -> Entry:
+    """An :class:`Entry` from a memory as the HTTP API answers it."""
+    tags = row.get("tags")
+    kept = tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) else ()
+    return Entry(str(row.get("id", "")), row["content"], _when(row.get("created_at")), kept)
+
+
 class HTTPClient:
     """The memwire HTTP API (``/banks/{bank}/...``)."""
 
@@ -96,6 +104,7 @@ class HTTPClient:
         self.url = url.rstrip("/")
         self.timeout = timeout
         self.token = token
+        self.last_headers: dict[str, str] = {}
 
     def _request(
         self, method: str, path: str, body: Any = None, timeout: float | None = None
@@ -109,9 +118,15 @@ class HTTPClient:
         try:
             with urllib.request.urlopen(request, timeout=timeout or self.timeout) as response:
                 raw = response.read()
+                self.last_headers = {k.lower(): v for k, v in response.headers.items()}
         except urllib.error.HTTPError as exc:
             if exc.code in (400, 409, 413, 422):
                 raise Rejected(f"HTTP {exc.code}") from None
+            if exc.code == 401:
+                raise Unavailable(
+                    "HTTP 401: the server wants a token; give the hooks the server's token "
+                    "in MEMWIRE_TOKEN (memwire doctor shows this)"
+                ) from None
             raise Unavailable(f"HTTP {exc.code}") from None
         except (TimeoutError, urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
@@ -124,10 +139,18 @@ class HTTPClient:
             raise Unavailable("the server answered something that is not JSON") from None
 
     def healthy(self, timeout: float) -> bool:
+        """Does a memwire server answer ``/health`` with exactly ``ok``?"""
+        return self.serves(timeout) is not None
+
+    def serves(self, timeout: float) -> str | None:
+        """The store id a healthy server names on ``/health`` (``""`` when it names none,
+        None when no memwire server answers)."""
         try:
-            return bool(self._request("GET", "/health", timeout=timeout) == "ok")
+            if self._request("GET", "/health", timeout=timeout) != "ok":
+                return None
         except (Unavailable, Rejected):
-            return False
+            return None
+        return self.last_headers.get("x-memwire-store", "")
 
     @staticmethod
     def _bank(bank: str) -> str:
@@ -152,9 +175,7 @@ class HTTPClient:
             if isinstance(hit, dict) and isinstance(hit.get("content"), str):
                 if _excluded(hit.get("tags"), exclude_tags):
                     continue
-                out.append(
-                    Entry(str(hit.get("id", "")), hit["content"], _when(hit.get("created_at")))
-                )
+                out.append(_entry(hit))
         return out
 
     def recent(self, bank: str, *, limit: int, exclude_tags: Sequence[str]) -> list[Entry]:
@@ -168,7 +189,7 @@ class HTTPClient:
                 continue
             if _excluded(row.get("tags"), exclude_tags):
                 continue
-            out.append(Entry(str(row.get("id", "")), row["content"], _when(row.get("created_at"))))
+            out.append(_entry(row))
         return out
 
     def retain(self, bank: str, item: Mapping[str, Any]) -> str:
@@ -213,7 +234,7 @@ class LocalClient:
             )
         except InvalidInputError:
             return []
-        return [Entry(h.id, h.content, h.created_at) for h in hits]
+        return [Entry(h.id, h.content, h.created_at, tuple(h.tags)) for h in hits]
 
     def recent(self, bank: str, *, limit: int, exclude_tags: Sequence[str]) -> list[Entry]:
         from memwire.errors import InvalidInputError
@@ -223,7 +244,7 @@ class LocalClient:
         except InvalidInputError:
             return []
         return [
-            Entry(r.id, r.content, r.created_at)
+            Entry(r.id, r.content, r.created_at, tuple(r.tags))
             for r in rows
             if not _excluded(list(r.tags), exclude_tags)
         ]
@@ -274,9 +295,12 @@ def open_client(
         if configured.strip().lower() in _OFF:
             return LocalClient(db)
         return HTTPClient(configured.strip(), token=token)
-    if db is not None:  # an explicit store file: use it, whatever a server may serve
-        return LocalClient(db)
+    # The server only when it serves the very store this hook would open itself (a server
+    # that names none predates store ids: trusted for the default store only).
+    from memwire.locations import store_id
+
     candidate = HTTPClient(daemon_url() or DEFAULT_URL, token=token)
-    if candidate.healthy(probe_timeout):
+    served = candidate.serves(probe_timeout)
+    if served is not None and (served == store_id(db) or (served == "" and db is None)):
         return candidate
     return LocalClient(db)

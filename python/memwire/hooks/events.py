@@ -34,11 +34,11 @@ from typing import IO, Any
 
 from memwire import hosts
 from memwire.hooks import _log, _paths, spool
-from memwire.hooks.bank import resolve_bank
-from memwire.hooks.block import MAX_BLOCK_BYTES, MAX_ENTRIES, build_block
+from memwire.hooks.block import MAX_BLOCK_BYTES, MAX_ENTRIES, Entry, build_block
 from memwire.hooks.client import Client, Rejected, Unavailable, open_client
 from memwire.hooks.transcript import chunk_exchange, read_exchanges
 from memwire.hosts import EVENTS
+from memwire.project import resolve_bank
 
 __all__ = [
     "EVENTS",
@@ -50,8 +50,13 @@ __all__ = [
     "parse_input",
     "run_hook",
 ]
+# What is never injected: markers always; transcripts only at session start (the most recent
+# memories should be what was decided, not the last chat) and, at a prompt, the current
+# session's own exchanges (already in the model's context).
 EXCLUDED_TAGS = ("transcript", "marker")
+PROMPT_EXCLUDED_TAGS = ("marker",)
 TRANSCRIPT_TAG = "transcript"
+MAX_TRANSCRIPT_ENTRIES = 2  # of a prompt's block: what was stored on purpose keeps the rest
 MAX_STDIN = 8 * 1024 * 1024
 PROMPT_BUDGET_S = 1.2  # for the work after start-up; start-up itself is ~0.1-0.2 s
 WRITE_BUDGET_S = 10.0
@@ -269,8 +274,9 @@ def _inject(client: Client, event: str, payload: HookInput, bank: str, result: H
             query[-4000:],
             limit=min(limit + 3, 100),
             budget=RECALL_TOKENS,
-            exclude_tags=EXCLUDED_TAGS,
+            exclude_tags=(*PROMPT_EXCLUDED_TAGS, session_tag(payload.session_id)),
         )
+        entries = cap_transcripts(entries, MAX_TRANSCRIPT_ENTRIES)
         audit["borrowed"] = borrowed
     else:
         entries = client.recent(bank, limit=max(limit * 4, 20), exclude_tags=EXCLUDED_TAGS)
@@ -281,6 +287,24 @@ def _inject(client: Client, event: str, payload: HookInput, bank: str, result: H
     audit.update(ids=ids, bytes=len(block.encode("utf-8")))
     _log.audit(payload.session_id, audit)
     return block
+
+
+def session_tag(session_id: str) -> str:
+    """The tag every transcript memory of a session carries."""
+    return f"session:{session_id[:48]}"
+
+
+def cap_transcripts(entries: list[Entry], most: int) -> list[Entry]:
+    """``entries`` in order, keeping at most ``most`` transcript exchanges."""
+    kept: list[Entry] = []
+    seen = 0
+    for entry in entries:
+        if TRANSCRIPT_TAG in entry.tags:
+            seen += 1
+            if seen > most:
+                continue
+        kept.append(entry)
+    return kept
 
 
 def _transcript_items(
@@ -301,7 +325,7 @@ def _transcript_items(
             items.append(
                 {
                     "content": chunk.text,
-                    "tags": [TRANSCRIPT_TAG, host, f"session:{session[:48]}"],
+                    "tags": [TRANSCRIPT_TAG, host, session_tag(payload.session_id)],
                     "context": f"{host} session {session}, exchange {chunk.exchange + 1}",
                     "created_at": chunk.timestamp,
                     "document_id": f"transcript:{session}:{chunk.exchange}:{chunk.part}",

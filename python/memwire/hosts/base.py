@@ -94,6 +94,10 @@ class McpFormat:
     style: str  # one of MCP_STYLES
     table: str  # the key (JSON) or table (TOML) holding the servers
     stdio_type: bool  # write "type": "stdio" in the entry
+    # A variable the host expands to the project's directory in the entry's args, passed as
+    # `memwire mcp --cwd ...` ("": the host starts MCP servers in the project's directory,
+    # which is where `memwire mcp` looks for the project's bank).
+    project_dir: str
 
 
 @dataclass(frozen=True)
@@ -233,6 +237,8 @@ class Host:
     payload: PayloadFormat
     output: OutputFormat
     transcript: TranscriptFormat
+    # What the user does after `memwire connect` for the host to pick the entries up.
+    next_steps: tuple[str, ...]
 
     def root(self, home: Path) -> Path:
         if self.paths.env_dir:

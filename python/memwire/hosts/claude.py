@@ -56,7 +56,7 @@ HOST = Host(
             HookSpec("SessionEnd", "session-end", 60),
         ),
     ),
-    mcp=McpFormat(style="json", table="mcpServers", stdio_type=True),
+    mcp=McpFormat(style="json", table="mcpServers", stdio_type=True, project_dir=""),
     events={
         "SessionStart": "session-start",
         "UserPromptSubmit": "prompt",
@@ -97,5 +97,9 @@ HOST = Host(
             "session-start-hook",
         ),
         skip_prefixes=("Caveat: The messages",),
+    ),
+    next_steps=(
+        "restart Claude Code (it reads hooks and MCP servers at start); '/hooks' and '/mcp' "
+        "list what it loaded",
     ),
 )

@@ -54,7 +54,7 @@ HOST = Host(
             HookSpec("PreCompact", "pre-compact", 60),
         ),
     ),
-    mcp=McpFormat(style="toml", table="mcp_servers", stdio_type=False),
+    mcp=McpFormat(style="toml", table="mcp_servers", stdio_type=False, project_dir=""),
     events={
         "SessionStart": "session-start",
         "UserPromptSubmit": "prompt",
@@ -83,5 +83,11 @@ HOST = Host(
         text_types=("input_text", "output_text"),
         wrappers=("environment_context", "user_instructions"),
         skip_prefixes=("# AGENTS.md instructions", "<permissions instructions>"),
+    ),
+    next_steps=(
+        "restart Codex and trust memwire's hooks when it asks (it runs no hook it has not "
+        "been told to trust)",
+        "Codex releases before hooks were on by default also need '[features] codex_hooks = "
+        "true' in config.toml, which connect does not set",
     ),
 )

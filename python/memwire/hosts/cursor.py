@@ -45,7 +45,13 @@ HOST = Host(
             HookSpec("stop", "stop", 60),
         ),
     ),
-    mcp=McpFormat(style="json", table="mcpServers", stdio_type=False),
+    mcp=McpFormat(
+        style="json",
+        table="mcpServers",
+        stdio_type=False,
+        # A user-level server is not started in the workspace; Cursor expands this in args.
+        project_dir="${workspaceFolder}",
+    ),
     events={
         "sessionStart": "session-start",
         "beforeSubmitPrompt": "prompt",
@@ -72,4 +78,8 @@ HOST = Host(
         fixed={"prompt": '{"continue": true}'},
     ),
     transcript=TranscriptFormat(),
+    next_steps=(
+        "restart Cursor; its prompt hook cannot add context, so recall happens through the MCP "
+        "tools (enable the memwire server in Settings > MCP if it is off)",
+    ),
 )

@@ -52,7 +52,7 @@ HOST = Host(
             HookSpec("SessionEnd", "session-end", 60),
         ),
     ),
-    mcp=McpFormat(style="json", table="mcpServers", stdio_type=False),
+    mcp=McpFormat(style="json", table="mcpServers", stdio_type=False, project_dir=""),
     events={
         "SessionStart": "session-start",
         "BeforeAgent": "prompt",
@@ -83,4 +83,5 @@ HOST = Host(
         content_keys=("content", "parts"),
         document_keys=("messages",),
     ),
+    next_steps=("restart Gemini CLI; '/mcp' lists the memwire server",),
 )

@@ -13,6 +13,7 @@ import contextlib
 import hmac
 import json
 import logging
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_to_bytes
@@ -382,9 +383,20 @@ def _bank(request: Request) -> str:
     return bank
 
 
-def build_routes(memory: Memory, mcp: LazyMCP | None) -> list[Route]:
+HEALTH_PID = "X-Memwire-Pid"
+HEALTH_STORE = "X-Memwire-Store"
+
+
+def build_routes(memory: Memory, mcp: LazyMCP | None, store_id: str | None = None) -> list[Route]:
+    # /health answers "ok" and says who answers: the process and the store it serves
+    # (memwire.locations.store_id, a hash), so `memwire daemon start` knows its own server
+    # answered and the hooks know the server holds the store they would open themselves.
+    identity = {HEALTH_PID: str(os.getpid())}
+    if store_id is not None:
+        identity[HEALTH_STORE] = store_id
+
     async def health(request: Request) -> Response:
-        return PlainTextResponse("ok")
+        return PlainTextResponse("ok", headers=identity)
 
     async def openapi(request: Request) -> Any:
         from memwire.server.openapi import document
@@ -477,6 +489,7 @@ def create_app(
     allowed_hosts: Iterable[str] | None = LOOPBACK_NAMES,
     mcp: bool = True,
     close_memory: bool = False,
+    store_id: str | None = None,
 ) -> ASGIApp:
     """The ASGI app serving ``memory``.
 
@@ -484,6 +497,7 @@ def create_app(
     ``allowed_hosts``: ``Host`` names accepted, loopback names by default; ``None`` accepts any
     (use it with a token when binding a non-loopback address). ``close_memory``: close the
     store when the app shuts down (the server runner owns the store; tests may not).
+    ``store_id``: :func:`memwire.locations.store_id` of the store, answered by ``/health``.
     """
     lazy_mcp = LazyMCP(memory, max_body) if mcp else None
 
@@ -502,7 +516,7 @@ def create_app(
                 await anyio.to_thread.run_sync(memory.close)
 
     app = Starlette(
-        routes=ui_routes(memory) + build_routes(memory, lazy_mcp),
+        routes=ui_routes(memory) + build_routes(memory, lazy_mcp, store_id),
         lifespan=lifespan,
         exception_handlers={HTTPException: _http_exception, Exception: _server_error},
     )

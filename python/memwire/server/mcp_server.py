@@ -10,7 +10,11 @@ argument, a missing memory, a conflict, an unknown tool name) returns an MCP too
 Each tool's ``inputSchema`` is generated from the field table (:mod:`memwire.server.fields`).
 
 A bank can be pinned: ``memwire mcp --bank B`` over stdio, or the ``/mcp/{bank}`` URL over
-HTTP. Calls then use that bank, and a call naming another bank is refused.
+HTTP. Calls then use that bank, and a call naming another bank is refused. Otherwise a call
+without ``bank`` uses the bank rule's choice (:func:`memwire.project.resolve_bank`), the
+one the hooks use: over stdio, the project of the directory the host started the server in
+(so what a model retains lands where the hooks recall); over HTTP, ``$MEMWIRE_BANK`` else
+``default``.
 
 This module imports the SDK at import time; nothing on the plain HTTP or CLI paths imports it.
 """
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -71,8 +76,8 @@ class ToolSpec:
 def _bank_schema() -> dict[str, Any]:
     schema = fields.json_schema(fields.BANK)
     schema["description"] = (
-        f"{fields.describe(fields.BANK, with_default=False)}. Default 'default'; "
-        "fixed when the server pins a bank."
+        f"{fields.describe(fields.BANK, with_default=False)}. Default: this project's bank "
+        "(the one the hooks inject from); fixed when the server pins a bank."
     )
     del schema["default"]  # a pinned server overrides it, so it is not a plain default
     return schema
@@ -188,7 +193,7 @@ _ARGUMENTS: dict[str, frozenset[str]] = {
 }
 
 
-def _pick_bank(arguments: dict[str, Any], pinned: str | None) -> str:
+def _pick_bank(arguments: dict[str, Any], pinned: str | None, default: str | None) -> str:
     asked = arguments.get("bank")
     if asked is not None and not isinstance(asked, str):
         raise InvalidInputError(f"bank must be a string, got {ops._type_name(asked)}")
@@ -200,13 +205,25 @@ def _pick_bank(arguments: dict[str, Any], pinned: str | None) -> str:
                 f"this MCP endpoint is pinned to bank {pinned!r}; it cannot use bank {asked!r}"
             )
         return pinned
-    return asked if asked is not None else "default"
+    if asked is not None:
+        return asked
+    from memwire.project import resolve_bank
+
+    return default if default is not None else resolve_bank(None)
 
 
-def call(memory: Memory, name: str, arguments: dict[str, Any], pinned: str | None) -> Any:
+def call(
+    memory: Memory,
+    name: str,
+    arguments: dict[str, Any],
+    pinned: str | None,
+    default: str | None = None,
+) -> Any:
     """Run one tool synchronously: its structured result, or a memwire error.
 
-    A name that is not one of :data:`TOOLS` is an error, never some other tool."""
+    A name that is not one of :data:`TOOLS` is an error, never some other tool. ``pinned``:
+    the only bank allowed; ``default``: the bank of a call that names none (None: the bank
+    rule without a working directory)."""
     handler = _HANDLERS.get(name)
     if handler is None:
         raise InvalidInputError(
@@ -218,7 +235,7 @@ def call(memory: Memory, name: str, arguments: dict[str, Any], pinned: str | Non
             f"{name} takes no argument {unknown[0]!r}; its arguments are "
             f"{', '.join(sorted(_ARGUMENTS[name]))}"
         )
-    bank = _pick_bank(arguments, pinned)
+    bank = _pick_bank(arguments, pinned, default)
     args = {k: v for k, v in arguments.items() if k != "bank"}
     return handler(memory, bank, args)
 
@@ -235,8 +252,12 @@ def _text_of(name: str, result: Any) -> str:
     return json.dumps(result, ensure_ascii=False)
 
 
-def build_server(memory: Memory, *, bank: str | None = None) -> Server[Any]:
-    """An MCP server over ``memory``; ``bank`` pins every call to one bank.
+def build_server(
+    memory: Memory, *, bank: str | None = None, default_bank: str | None = None
+) -> Server[Any]:
+    """An MCP server over ``memory``; ``bank`` pins every call to one bank; ``default_bank``
+    is the bank of a call that names none (None: :func:`memwire.project.resolve_bank`
+    without a working directory).
 
     Over HTTP, the pinned bank comes from the URL (``/mcp/{bank}``) of each request instead.
     """
@@ -257,7 +278,9 @@ def build_server(memory: Memory, *, bank: str | None = None) -> Server[Any]:
             pinned = scope["memwire.pinned_bank"]
         arguments = dict(params.arguments or {})
         try:
-            result = await anyio.to_thread.run_sync(call, memory, params.name, arguments, pinned)
+            result = await anyio.to_thread.run_sync(
+                call, memory, params.name, arguments, pinned, default_bank
+            )
         except MemwireError as exc:
             from memwire.server.app import error_message
 
@@ -307,18 +330,24 @@ def http_session_manager(memory: Memory, *, max_body: int) -> StreamableHTTPSess
     )
 
 
-def run_stdio(db: str | None = None, *, bank: str | None = None) -> None:
-    """Serve MCP on stdin/stdout until stdin closes (stdout carries only the protocol)."""
+def run_stdio(db: str | None = None, *, bank: str | None = None, cwd: str | None = None) -> None:
+    """Serve MCP on stdin/stdout until stdin closes (stdout carries only the protocol).
+
+    ``bank`` pins every call; otherwise a call without ``bank`` uses the bank rule's choice
+    for ``cwd`` (default: this process's working directory, which hosts set to the project)."""
     from mcp.server.stdio import stdio_server
 
     from memwire._text import clean_bank
     from memwire.memory import Memory
 
     logging.basicConfig(level=logging.WARNING, format="memwire: %(levelname)s %(message)s")
+    from memwire.project import resolve_bank
+
     pinned = clean_bank(bank) if bank is not None else None
+    default_bank = resolve_bank(cwd if cwd is not None else os.getcwd())
 
     async def main(memory: Memory) -> None:
-        server = build_server(memory, bank=pinned)
+        server = build_server(memory, bank=pinned, default_bank=default_bank)
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 

@@ -113,8 +113,10 @@ def make_server(
     token: str | None = None,
     log_level: str = "warning",
     mcp: bool = True,
+    store_id: str | None = None,
 ) -> Any:
-    """A configured (not yet running) uvicorn server for ``memory``."""
+    """A configured (not yet running) uvicorn server for ``memory``; ``store_id`` names its
+    store on ``/health`` (:func:`memwire.locations.store_id`)."""
     import uvicorn
 
     from memwire.server.app import create_app
@@ -125,6 +127,7 @@ def make_server(
         token=token,
         allowed_hosts=_loopback_hosts(host) if is_loopback(host) else None,
         mcp=mcp,
+        store_id=store_id,
     )
     config = uvicorn.Config(
         app,
@@ -156,9 +159,18 @@ def serve(
     from memwire.memory import Memory
 
     logging.basicConfig(level=logging.WARNING, format="memwire: %(levelname)s %(message)s")
+    from memwire.locations import store_id
+
     memory = Memory(db)
     try:
-        server = make_server(memory, host=host, port=port, token=token, log_level=log_level)
+        server = make_server(
+            memory,
+            host=host,
+            port=port,
+            token=token,
+            log_level=log_level,
+            store_id=store_id(db),
+        )
         shown = f"[{host}]" if ":" in host else host
         print(f"memwire: serving http://{shown}:{port} (MCP at /mcp)", file=sys.stderr)
         try:

@@ -1,22 +1,28 @@
-"""Which bank a working directory writes to and recalls from.
+"""Which bank a request belongs to: the one rule every door follows.
 
-Order (the first that gives a name wins):
+The hooks, MCP over stdio, MCP over HTTP, the ``memwire`` command and SKILL.md all name the
+bank with :func:`resolve_bank`; the first of these that gives a name wins:
 
-1. an explicit bank (``--bank``);
+1. an explicit bank (``--bank``, a tool's ``bank`` argument, the ``/mcp/{bank}`` URL);
 2. ``$MEMWIRE_BANK``;
-3. the git remote's ``owner/repo`` (remote ``origin``, else the first remote listed), from
-   https, ssh (``ssh://git@host[:port]/owner/repo.git``) and scp-style
-   (``git@host:owner/repo.git``) URLs; the last two path segments are kept, so GitLab subgroups
-   give ``subgroup/repo``;
-4. the name of the repository's top-level directory (for a linked worktree: the main
-   repository's, so every worktree of a repository shares one bank);
-5. ``default`` when the directory is not in a git repository.
+3. the project the working directory belongs to (skipped by doors that have no working
+   directory of the client, like the HTTP server):
+
+   a. the git remote's ``owner/repo`` (remote ``origin``, else the first remote listed), from
+      https, ssh (``ssh://git@host[:port]/owner/repo.git``) and scp-style
+      (``git@host:owner/repo.git``) URLs; the last two path segments are kept, so GitLab
+      subgroups give ``subgroup/repo``;
+   b. the name of the repository's top-level directory (for a linked worktree: the main
+      repository's, so every worktree of a repository shares one bank);
+4. :data:`DEFAULT_BANK` (``default``).
 
 Git metadata is read directly from the files (``.git`` directory or ``gitdir:`` file,
 ``commondir`` for worktrees, ``config``); no ``git`` process is started, so resolution costs
 microseconds and cannot hang the prompt. A submodule is its own repository: its ``.git`` file
 points into the superproject's ``.git/modules/<name>``, whose ``config`` holds the submodule's
 own remote, so a submodule gets its own bank.
+
+Standard library only: the hooks call this before anything heavy is imported.
 """
 
 from __future__ import annotations
@@ -25,9 +31,10 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["bank_from_remote", "find_git", "repo_bank", "resolve_bank"]
+__all__ = ["BANK_ENV", "DEFAULT_BANK", "bank_from_remote", "find_git", "repo_bank", "resolve_bank"]
 
 DEFAULT_BANK = "default"
+BANK_ENV = "MEMWIRE_BANK"
 _MAX_DEPTH = 64
 
 _SCP = re.compile(r"^(?:[^@/\s]+@)?(?P<host>[^:/\s]+):(?P<path>(?!/).+)$")
@@ -161,10 +168,11 @@ def repo_bank(start: Path) -> str | None:
 
 
 def resolve_bank(cwd: str | os.PathLike[str] | None, explicit: str | None = None) -> str:
-    """The bank for ``cwd``; see the module docstring for the order."""
-    if explicit and explicit.strip():
+    """The bank for a request from ``cwd`` (None: a door without the client's directory);
+    see the module docstring for the order."""
+    if explicit is not None and explicit.strip():
         return explicit.strip()
-    env = os.environ.get("MEMWIRE_BANK", "").strip()
+    env = os.environ.get(BANK_ENV, "").strip()
     if env:
         return env
     if cwd:

@@ -1,0 +1,16 @@
+"""The CLI tests run outside any git repository, so a command without ``--bank`` uses the
+bank rule's last choice, ``default`` (in a checkout it would use the checkout's project)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def outside_any_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    outside = tmp_path / "cwd"
+    outside.mkdir()
+    monkeypatch.chdir(outside)
+    monkeypatch.delenv("MEMWIRE_BANK", raising=False)
