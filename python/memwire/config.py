@@ -1,4 +1,4 @@
-"""Per-bank configuration: a JSON object; the keys below act, any other key is kept verbatim.
+"""Per-bank configuration: a JSON object of the keys below; any other key is refused.
 
 - ``recall_max_tokens`` (int >= 1): the default ``budget`` of :meth:`Memory.recall`.
 - ``retain_tags`` (list of str): tags added to every memory retained into the bank.
@@ -17,7 +17,13 @@
   whose fused score is below it are dropped, so a query with nothing relevant returns nothing
   (0 turns it off); a per-call ``min_score`` overrides it. See docs/dense.md.
 
-A value of ``None`` in :meth:`Memory.set_config` removes the key.
+- ``memory_wire`` (object): the config a memory-wire client last PUT through the ``/mw``
+  compatibility routes, kept verbatim so they can answer it back (docs/compat.md); it acts
+  through the keys above, which those routes translate it into.
+
+A value of ``None`` in :meth:`Memory.set_config` removes the key (any key, so a key stored
+before unknown keys were refused can still be removed). An unknown key is refused with a
+message naming it; an import of an older export keeps such keys verbatim (``strict=False``).
 """
 
 from __future__ import annotations
@@ -40,8 +46,10 @@ __all__ = [
     "DEFAULT_MIN_SCORE",
     "DEFAULT_RECALL_TOKENS",
     "EMBEDDER_MODES",
+    "KNOWN_KEYS",
     "MAX_CONFIG_BYTES",
     "MAX_RECALL_TOKENS",
+    "MEMORY_WIRE_KEY",
     "check_floor",
     "embedder_mode",
     "fusion_weights",
@@ -54,7 +62,7 @@ __all__ = [
 ]
 
 DEFAULT_RECALL_TOKENS = 8000
-# The keys that change behaviour, for help texts and schemas (any other key is kept verbatim).
+# The keys that change behaviour, for help texts and schemas.
 ACTING_KEYS = (
     "recall_max_tokens",
     "retain_tags",
@@ -65,6 +73,10 @@ ACTING_KEYS = (
     "min_score",
 )
 ACTING_KEYS_TEXT = ", ".join(ACTING_KEYS[:-1]) + " and " + ACTING_KEYS[-1]
+MEMORY_WIRE_KEY = "memory_wire"
+"""Where the ``/mw`` routes keep a memory-wire client's config verbatim (docs/compat.md)."""
+KNOWN_KEYS = (*ACTING_KEYS, MEMORY_WIRE_KEY)
+"""Every key a bank's config may hold; :func:`merge_config` refuses any other."""
 MAX_RECALL_TOKENS = 1_000_000
 MAX_CONFIG_BYTES = 64 * 1024
 EMBEDDER_MODES = ("static", "none")
@@ -148,8 +160,19 @@ def min_score(config: Mapping[str, Any]) -> float:
     return DEFAULT_MIN_SCORE
 
 
-def merge_config(current: Mapping[str, Any], update: object) -> dict[str, Any]:
-    """Validate ``update`` and return ``current`` with it applied (``None`` deletes a key)."""
+def _unknown_key(key: str) -> InvalidInputError:
+    return InvalidInputError(
+        f"unknown config key {key!r}; the keys are {', '.join(KNOWN_KEYS)} (docs/serving.md)"
+    )
+
+
+def merge_config(
+    current: Mapping[str, Any], update: object, *, strict: bool = True
+) -> dict[str, Any]:
+    """Validate ``update`` and return ``current`` with it applied (``None`` deletes a key).
+
+    ``strict``: refuse a key that is not in :data:`KNOWN_KEYS` (an import of an older export
+    passes False, keeping such keys verbatim)."""
     if not isinstance(update, Mapping):
         raise InvalidInputError(f"config must be a dict, got {type(update).__name__}")
     merged = dict(current)
@@ -159,6 +182,8 @@ def merge_config(current: Mapping[str, Any], update: object) -> dict[str, Any]:
         if value is None:
             merged.pop(key, None)
             continue
+        if strict and key not in KNOWN_KEYS:
+            raise _unknown_key(key)
         if key == "recall_max_tokens":
             value = _check_budget(value, "recall_max_tokens")
         elif key == "retain_tags":
@@ -175,6 +200,8 @@ def merge_config(current: Mapping[str, Any], update: object) -> dict[str, Any]:
             value = _check_lookup_ratio(value)
         elif key == "min_score":
             value = check_floor(value)
+        elif key == MEMORY_WIRE_KEY and not isinstance(value, Mapping):
+            raise InvalidInputError(f"{MEMORY_WIRE_KEY} must be an object")
         merged[key] = value
     try:
         encoded = json.dumps(merged, allow_nan=False, ensure_ascii=False)
