@@ -52,12 +52,14 @@ __all__ = [
     "MEMORY_WIRE_KEY",
     "check_floor",
     "embedder_mode",
+    "from_memory_wire",
     "fusion_weights",
     "lookup_ratio",
     "merge_config",
     "min_score",
     "recall_budget",
     "retain_tags",
+    "to_memory_wire",
     "ttl_days",
 ]
 
@@ -214,6 +216,43 @@ def merge_config(
     except UnicodeEncodeError:
         raise InvalidInputError("config contains a lone surrogate") from None
     return json.loads(encoded)  # type: ignore[no-any-return]
+
+
+MEMORY_WIRE_NAMES = {
+    "recallMaxTokens": "recall_max_tokens",
+    "retainTags": "retain_tags",
+    "ttl_days": "ttl_days",
+}
+"""memory-wire's config keys that act, and the keys they are here."""
+
+
+def from_memory_wire(theirs: Mapping[str, Any]) -> dict[str, Any]:
+    """The :meth:`Memory.set_config` update that makes a memory-wire config act as it does
+    there: its acting keys under memwire's names (tags lowercased, as memory-wire stores
+    them), ``None`` for those it leaves out (memory-wire's PUT replaces), and the object itself
+    under :data:`MEMORY_WIRE_KEY`. A value memwire could not act on is refused, naming
+    memory-wire's key. Other keys of the bank are not touched."""
+    update: dict[str, Any] = {}
+    for their_key, key in MEMORY_WIRE_NAMES.items():
+        value = theirs.get(their_key)
+        if key == "retain_tags" and isinstance(value, list):
+            value = [t.lower() if isinstance(t, str) else t for t in value]
+        try:
+            merge_config({}, {key: value})
+        except InvalidInputError as exc:
+            raise InvalidInputError(str(exc).replace(key, their_key, 1)) from None
+        update[key] = value
+    update[MEMORY_WIRE_KEY] = dict(theirs)
+    return update
+
+
+def to_memory_wire(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A bank's config as a memory-wire client sees it: what it last set, else the acting
+    keys set here, under memory-wire's names."""
+    kept = config.get(MEMORY_WIRE_KEY)
+    if isinstance(kept, dict):
+        return kept
+    return {theirs: config[ours] for theirs, ours in MEMORY_WIRE_NAMES.items() if ours in config}
 
 
 def recall_budget(config: Mapping[str, Any], budget: object) -> int:

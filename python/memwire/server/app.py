@@ -1,4 +1,5 @@
-"""The HTTP application: memory-wire compatible routes over one :class:`~memwire.Memory`.
+"""The HTTP application: routes shaped after memory-wire's over one :class:`~memwire.Memory`,
+and under ``/mw`` its exact answers for memory-wire clients (:mod:`memwire.server.compat`).
 
 ``create_app(memory)`` returns a Starlette app. Every route is a thin wrapper over
 :mod:`memwire.server.ops`; the error contract lives in :func:`error_response` and the guard
@@ -27,6 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memwire.errors import ConflictError, InvalidInputError, NotFoundError, StoreUnavailableError
 from memwire.server import ops
+from memwire.server.compat import compat_routes
 from memwire.server.ui import PUBLIC_PATHS, ui_routes
 
 if TYPE_CHECKING:
@@ -476,7 +478,7 @@ def create_app(
                 await anyio.to_thread.run_sync(memory.close)
 
     app = Starlette(
-        routes=ui_routes(memory) + build_routes(memory, lazy_mcp),
+        routes=ui_routes(memory) + build_routes(memory, lazy_mcp) + compat_routes(memory),
         lifespan=lifespan,
         exception_handlers={HTTPException: _http_exception, Exception: _server_error},
     )
