@@ -42,6 +42,7 @@ def test_help_lists_every_command_and_the_exit_codes(capsys: pytest.CaptureFixtu
         "config",
         "export",
         "import",
+        "import-from",
         "sweep",
         "doctor",
         "daemon",

@@ -3,19 +3,24 @@
     python tests/compat/record_peer.py [--peer PATH] [--check]
 
 Starts ``memory-wire serve`` on a free loopback port over a fresh database, plays
-``compat_scenario.STEPS`` and writes the normalised answers to fixtures/memory_wire_0.7.0.json (the
-file test_compat_http.py compares memwire's ``/mw`` routes against). ``--check`` writes
-nothing and exits 1 when a fresh recording differs from the committed one. The binary is not
-in the repository (it is a tool to measure against; /work/shared/peers/memory-wire/README.md),
-so CI runs the test against the committed recording and this script is run by hand.
+``compat_scenario.STEPS`` and writes the normalised answers to fixtures/memory_wire_0.7.0.json
+(the file test_compat_http.py compares memwire's ``/mw`` routes against), and the schema the
+binary created to fixtures/memory_wire_0.7.0_schema.sql (test_import_from.py builds memory-wire
+databases with it, so ``import-from memory-wire`` is tested on the real layout in CI).
+``--check`` writes nothing and exits 1 when a fresh recording differs from the committed
+one. The binary is not in the repository (it is a tool to measure against;
+/work/shared/peers/memory-wire/README.md), so CI runs the tests against the committed recording
+and this script is run by hand.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -30,6 +35,7 @@ from compat_scenario import JSON, Answer, Send, Step, play
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE / "fixtures" / "memory_wire_0.7.0.json"
+SCHEMA = HERE / "fixtures" / "memory_wire_0.7.0_schema.sql"
 DEFAULT_PEER = Path("/work/shared/peers/memory-wire/memory-wire")
 
 
@@ -54,7 +60,18 @@ def send_with(client: httpx.Client) -> Send:
     return send
 
 
-def record(peer: Path) -> list[dict[str, object]]:
+def schema(db: str) -> str:
+    """The DDL of memory-wire's own tables, indexes and triggers (not FTS5's shadow tables,
+    which creating the virtual table makes), in a stable order."""
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        rows = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL "
+            "AND name NOT LIKE 'memories_fts_%' ORDER BY rowid"
+        ).fetchall()
+    return "".join(f"{sql};\n" for (sql,) in rows)
+
+
+def record(peer: Path) -> tuple[list[dict[str, object]], str]:
     port = free_port()
     with tempfile.TemporaryDirectory() as home:
         env = {**os.environ, "XDG_DATA_HOME": home}
@@ -71,7 +88,7 @@ def record(peer: Path) -> list[dict[str, object]]:
                         time.sleep(0.05)
                 else:
                     raise SystemExit("memory-wire did not answer /health")
-                return play(send_with(client))
+                return play(send_with(client)), schema(db)
         finally:
             proc.terminate()
             proc.wait(timeout=10)
@@ -88,14 +105,18 @@ def main() -> int:
     version = subprocess.run(
         [str(args.peer), "--version"], capture_output=True, text=True, check=True
     ).stdout.strip()
-    recorded = {"peer": version, "content_type": JSON, "steps": record(args.peer)}
+    steps, ddl = record(args.peer)
+    recorded = {"peer": version, "content_type": JSON, "steps": steps}
     text = json.dumps(recorded, indent=1, ensure_ascii=False) + "\n"
     if args.check:
         same = FIXTURE.read_text(encoding="utf-8") == text
-        print("the recording matches" if same else "the recording differs", file=sys.stderr)
-        return 0 if same else 1
+        same_schema = SCHEMA.read_text(encoding="utf-8") == ddl
+        print("the answers " + ("match" if same else "differ"), file=sys.stderr)
+        print("the schema " + ("matches" if same_schema else "differs"), file=sys.stderr)
+        return 0 if same and same_schema else 1
     FIXTURE.parent.mkdir(exist_ok=True)
     FIXTURE.write_text(text, encoding="utf-8")
+    SCHEMA.write_text(ddl, encoding="utf-8")
     print(f"wrote {FIXTURE} ({len(recorded['steps'])} steps, {version})", file=sys.stderr)
     return 0
 
