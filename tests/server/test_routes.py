@@ -391,5 +391,9 @@ def test_unknown_fields_and_query_parameters_are_refused_by_name(client: httpx.C
     assert r.json()["error"] == (
         "unknown query parameter 'page' for memories; the query parameters are limit, offset"
     )
+    r = client.post("/banks/s/recall", params={"limit": 3}, json={"query": "kept"})
+    assert r.status_code == 400
+    assert r.json()["error"] == "unknown query parameter 'limit'; this route takes none"
+    assert client.get("/banks/s/stats", params={"verbose": 1}).status_code == 400
     # null still means absent, for a known field
     assert client.post("/banks/s/recall", json={"query": "kept", "limit": None}).json() == ["kept"]

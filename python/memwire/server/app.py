@@ -125,11 +125,17 @@ async def read_json(request: Request) -> Any:
 Handler = Callable[[Request], Awaitable[Any]]
 
 
-def endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
-    """Wrap a handler returning JSON data: map memwire errors, never leak a traceback."""
+def endpoint(handler: Handler, *, query: bool = False) -> Callable[[Request], Awaitable[Response]]:
+    """Wrap a handler returning JSON data: map memwire errors, never leak a traceback.
+
+    ``query``: the handler reads (and checks) its query string; any other route refuses one,
+    naming the parameter, rather than ignore what a client meant to ask."""
 
     async def run(request: Request) -> Response:
         try:
+            if not query and request.query_params:
+                name = next(iter(request.query_params))
+                raise InvalidInputError(f"unknown query parameter {name!r}; this route takes none")
             result = await handler(request)
         except Exception as exc:
             return error_response(exc)
@@ -413,14 +419,14 @@ def build_routes(memory: Memory, mcp: LazyMCP | None) -> list[Route]:
     # DELETE /banks/{bank} route comes last so it never shadows a longer one.
     routes = [
         Route("/health", health, methods=["GET"]),
-        Route("/openapi.json", endpoint(openapi), methods=["GET"]),
+        Route("/openapi.json", endpoint(openapi, query=True), methods=["GET"]),
         Route("/banks", endpoint(list_banks), methods=["GET"]),
         Route("/banks/{bank:path}/retain", endpoint(retain), methods=["POST"]),
         Route("/banks/{bank:path}/recall", endpoint(recall), methods=["POST"]),
         Route("/banks/{bank:path}/reflect", endpoint(reflect), methods=["POST"]),
         Route("/banks/{bank:path}/config", endpoint(config_get), methods=["GET"]),
         Route("/banks/{bank:path}/config", endpoint(config_put), methods=["PUT"]),
-        Route("/banks/{bank:path}/memories", endpoint(list_memories), methods=["GET"]),
+        Route("/banks/{bank:path}/memories", endpoint(list_memories, query=True), methods=["GET"]),
         Route("/banks/{bank:path}/memories/{memory_id}", endpoint(get_memory), methods=["GET"]),
         Route(
             "/banks/{bank:path}/memories/{memory_id}", endpoint(forget_memory), methods=["DELETE"]
