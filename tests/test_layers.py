@@ -24,7 +24,7 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
     (3, ("config",)),
     (4, ("store", "embed")),
     (5, ("memory",)),
-    (6, ("server", "eval")),
+    (6, ("server", "eval", "importers")),
     (7, ("hosts",)),
     (8, ("hooks", "connect")),
     (9, ("cli",)),

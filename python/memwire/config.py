@@ -1,4 +1,4 @@
-"""Per-bank configuration: a JSON object; the keys below act, any other key is kept verbatim.
+"""Per-bank configuration: a JSON object of the keys below; any other key is refused.
 
 - ``recall_max_tokens`` (int >= 1): the default ``budget`` of :meth:`Memory.recall`.
 - ``retain_tags`` (list of str): tags added to every memory retained into the bank.
@@ -17,7 +17,13 @@
   whose fused score is below it are dropped, so a query with nothing relevant returns nothing
   (0 turns it off); a per-call ``min_score`` overrides it. See docs/dense.md.
 
-A value of ``None`` in :meth:`Memory.set_config` removes the key.
+- ``memory_wire`` (object): the config a memory-wire client last PUT through the ``/mw``
+  compatibility routes, kept verbatim so they can answer it back (docs/compat.md); it acts
+  through the keys above, which those routes translate it into.
+
+A value of ``None`` in :meth:`Memory.set_config` removes the key (any key, so a key stored
+before unknown keys were refused can still be removed). An unknown key is refused with a
+message naming it; an import of an older export keeps such keys verbatim (``strict=False``).
 """
 
 from __future__ import annotations
@@ -40,21 +46,25 @@ __all__ = [
     "DEFAULT_MIN_SCORE",
     "DEFAULT_RECALL_TOKENS",
     "EMBEDDER_MODES",
+    "KNOWN_KEYS",
     "MAX_CONFIG_BYTES",
     "MAX_RECALL_TOKENS",
+    "MEMORY_WIRE_KEY",
     "check_floor",
     "embedder_mode",
+    "from_memory_wire",
     "fusion_weights",
     "lookup_ratio",
     "merge_config",
     "min_score",
     "recall_budget",
     "retain_tags",
+    "to_memory_wire",
     "ttl_days",
 ]
 
 DEFAULT_RECALL_TOKENS = 8000
-# The keys that change behaviour, for help texts and schemas (any other key is kept verbatim).
+# The keys that change behaviour, for help texts and schemas.
 ACTING_KEYS = (
     "recall_max_tokens",
     "retain_tags",
@@ -65,6 +75,10 @@ ACTING_KEYS = (
     "min_score",
 )
 ACTING_KEYS_TEXT = ", ".join(ACTING_KEYS[:-1]) + " and " + ACTING_KEYS[-1]
+MEMORY_WIRE_KEY = "memory_wire"
+"""Where the ``/mw`` routes keep a memory-wire client's config verbatim (docs/compat.md)."""
+KNOWN_KEYS = (*ACTING_KEYS, MEMORY_WIRE_KEY)
+"""Every key a bank's config may hold; :func:`merge_config` refuses any other."""
 MAX_RECALL_TOKENS = 1_000_000
 MAX_CONFIG_BYTES = 64 * 1024
 EMBEDDER_MODES = ("static", "none")
@@ -148,8 +162,19 @@ def min_score(config: Mapping[str, Any]) -> float:
     return DEFAULT_MIN_SCORE
 
 
-def merge_config(current: Mapping[str, Any], update: object) -> dict[str, Any]:
-    """Validate ``update`` and return ``current`` with it applied (``None`` deletes a key)."""
+def _unknown_key(key: str) -> InvalidInputError:
+    return InvalidInputError(
+        f"unknown config key {key!r}; the keys are {', '.join(KNOWN_KEYS)} (docs/serving.md)"
+    )
+
+
+def merge_config(
+    current: Mapping[str, Any], update: object, *, strict: bool = True
+) -> dict[str, Any]:
+    """Validate ``update`` and return ``current`` with it applied (``None`` deletes a key).
+
+    ``strict``: refuse a key that is not in :data:`KNOWN_KEYS` (an import of an older export
+    passes False, keeping such keys verbatim)."""
     if not isinstance(update, Mapping):
         raise InvalidInputError(f"config must be a dict, got {type(update).__name__}")
     merged = dict(current)
@@ -159,6 +184,8 @@ def merge_config(current: Mapping[str, Any], update: object) -> dict[str, Any]:
         if value is None:
             merged.pop(key, None)
             continue
+        if strict and key not in KNOWN_KEYS:
+            raise _unknown_key(key)
         if key == "recall_max_tokens":
             value = _check_budget(value, "recall_max_tokens")
         elif key == "retain_tags":
@@ -175,6 +202,8 @@ def merge_config(current: Mapping[str, Any], update: object) -> dict[str, Any]:
             value = _check_lookup_ratio(value)
         elif key == "min_score":
             value = check_floor(value)
+        elif key == MEMORY_WIRE_KEY and not isinstance(value, Mapping):
+            raise InvalidInputError(f"{MEMORY_WIRE_KEY} must be an object")
         merged[key] = value
     try:
         encoded = json.dumps(merged, allow_nan=False, ensure_ascii=False)
@@ -187,6 +216,43 @@ def merge_config(current: Mapping[str, Any], update: object) -> dict[str, Any]:
     except UnicodeEncodeError:
         raise InvalidInputError("config contains a lone surrogate") from None
     return json.loads(encoded)  # type: ignore[no-any-return]
+
+
+MEMORY_WIRE_NAMES = {
+    "recallMaxTokens": "recall_max_tokens",
+    "retainTags": "retain_tags",
+    "ttl_days": "ttl_days",
+}
+"""memory-wire's config keys that act, and the keys they are here."""
+
+
+def from_memory_wire(theirs: Mapping[str, Any]) -> dict[str, Any]:
+    """The :meth:`Memory.set_config` update that makes a memory-wire config act as it does
+    there: its acting keys under memwire's names (tags lowercased, as memory-wire stores
+    them), ``None`` for those it leaves out (memory-wire's PUT replaces), and the object itself
+    under :data:`MEMORY_WIRE_KEY`. A value memwire could not act on is refused, naming
+    memory-wire's key. Other keys of the bank are not touched."""
+    update: dict[str, Any] = {}
+    for their_key, key in MEMORY_WIRE_NAMES.items():
+        value = theirs.get(their_key)
+        if key == "retain_tags" and isinstance(value, list):
+            value = [t.lower() if isinstance(t, str) else t for t in value]
+        try:
+            merge_config({}, {key: value})
+        except InvalidInputError as exc:
+            raise InvalidInputError(str(exc).replace(key, their_key, 1)) from None
+        update[key] = value
+    update[MEMORY_WIRE_KEY] = dict(theirs)
+    return update
+
+
+def to_memory_wire(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A bank's config as a memory-wire client sees it: what it last set, else the acting
+    keys set here, under memory-wire's names."""
+    kept = config.get(MEMORY_WIRE_KEY)
+    if isinstance(kept, dict):
+        return kept
+    return {theirs: config[ours] for theirs, ours in MEMORY_WIRE_NAMES.items() if ours in config}
 
 
 def recall_budget(config: Mapping[str, Any], budget: object) -> int:

@@ -404,11 +404,14 @@ def test_delete_bank(mem: Memory) -> None:
 def test_config_round_trip(mem: Memory) -> None:
     with pytest.raises(NotFoundError):
         mem.get_config("fresh")
-    config = mem.set_config("fresh", {"recall_max_tokens": 100, "owner": {"team": "infra"}})
-    assert config == {"recall_max_tokens": 100, "owner": {"team": "infra"}}
+    with pytest.raises(InvalidInputError, match="unknown config key 'owner'"):
+        mem.set_config("fresh", {"recall_max_tokens": 100, "owner": {"team": "infra"}})
+    assert mem.banks() == []  # refused whole: no bank was created
+    config = mem.set_config("fresh", {"recall_max_tokens": 100, "memory_wire": {"team": "x"}})
+    assert config == {"recall_max_tokens": 100, "memory_wire": {"team": "x"}}
     assert mem.banks() == ["fresh"]
     assert mem.get_config("fresh") == config
-    assert mem.set_config("fresh", {"owner": None, "ttl_days": 3}) == {
+    assert mem.set_config("fresh", {"memory_wire": None, "ttl_days": 3}) == {
         "recall_max_tokens": 100,
         "ttl_days": 3,
     }
@@ -497,7 +500,7 @@ def test_many_threads_share_one_memory(mem: Memory) -> None:
 
 
 def test_export_import_round_trips_exactly(mem: Memory, tmp_path: Path, backend: str) -> None:
-    mem.set_config("a", {"recall_max_tokens": 123, "custom": [1, "two"]})
+    mem.set_config("a", {"recall_max_tokens": 123, "memory_wire": {"custom": [1, "two"]}})
     mem.retain(
         "alpha memory about rivers",
         bank="a",

@@ -104,21 +104,25 @@ def test_stored_dates_are_fixed_width_and_round_trip() -> None:
     assert text < late
 
 
-def test_config_merge_validates_known_keys_and_keeps_others() -> None:
-    merged = config.merge_config(
-        {"keep": 1}, {"recall_max_tokens": 500, "retain_tags": ["x", "x"], "custom": {"a": [1]}}
-    )
+def test_config_merge_validates_known_keys_and_refuses_others() -> None:
+    update = {"recall_max_tokens": 500, "retain_tags": ["x", "x"], "memory_wire": {"a": [1]}}
+    merged = config.merge_config({"keep": 1}, update)  # a key stored before keys were checked
     assert merged == {
         "keep": 1,
         "recall_max_tokens": 500,
         "retain_tags": ["x"],
-        "custom": {"a": [1]},
+        "memory_wire": {"a": [1]},
     }
+    # None removes any key, an unknown one included; setting an unknown key is refused by name
     assert config.merge_config(merged, {"keep": None}) == {
         "recall_max_tokens": 500,
         "retain_tags": ["x"],
-        "custom": {"a": [1]},
+        "memory_wire": {"a": [1]},
     }
+    with pytest.raises(InvalidInputError, match="unknown config key 'recallMaxTokens'; the keys"):
+        config.merge_config(merged, {"recall_max_tokens": 1, "recallMaxTokens": 5})
+    # an import of an older export keeps such a key verbatim
+    assert config.merge_config({}, {"custom": [1]}, strict=False) == {"custom": [1]}
 
 
 @pytest.mark.parametrize(
@@ -132,8 +136,10 @@ def test_config_merge_validates_known_keys_and_keeps_others() -> None:
         {"ttl_days": "7"},
         {"retain_tags": "x"},
         {"retain_tags": [3]},
-        {"custom": object()},
-        {"custom": math.inf},
+        {"custom": 1},
+        {"memory_wire": [1]},
+        {"memory_wire": {"k": object()}},
+        {"memory_wire": {"k": math.inf}},
         {"": 1},
         {1: 1},
     ],

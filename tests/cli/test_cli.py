@@ -42,6 +42,7 @@ def test_help_lists_every_command_and_the_exit_codes(capsys: pytest.CaptureFixtu
         "config",
         "export",
         "import",
+        "import-from",
         "sweep",
         "doctor",
         "daemon",
@@ -133,12 +134,14 @@ def test_memories_stats_banks_config(db: str, capsys: pytest.CaptureFixture[str]
         "--set",
         "recall_max_tokens=300",
         "--set",
-        "note=hello",
+        "ttl_days=30",
         "--json",
     )
-    assert code == 0 and json.loads(out) == {"recall_max_tokens": 300, "note": "hello"}
-    code, out, _ = run(capsys, "config", "--bank", "work", "--db", db, "--unset", "note")
-    assert "recall_max_tokens = 300" in out and "note" not in out
+    assert code == 0 and json.loads(out) == {"recall_max_tokens": 300, "ttl_days": 30}
+    code, out, _ = run(capsys, "config", "--bank", "work", "--db", db, "--unset", "ttl_days")
+    assert "recall_max_tokens = 300" in out and "ttl_days" not in out
+    code, _, err = run(capsys, "config", "--bank", "work", "--db", db, "--set", "note=hello")
+    assert code == 2 and "unknown config key 'note'" in err
     code, _, err = run(capsys, "config", "--bank", "work", "--db", db, "--set", "ttl_days=-1")
     assert code == 2 and "ttl_days" in err
     assert run(capsys, "config", "--bank", "nope", "--db", db)[0] == 3

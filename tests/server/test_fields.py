@@ -181,6 +181,7 @@ def test_openapi_request_bodies_agree_with_the_table(operation: str) -> None:
     taken = fields_for(operation, "http")
     assert list(schema["properties"]) == [f.name for f in taken]
     assert schema["required"] == [f.name for f in taken if f.required]
+    assert schema["additionalProperties"] is False  # ops.read refuses any other field
     for f in taken:
         assert_schema_matches(schema["properties"][f.name], f, nullable=not f.required)
 

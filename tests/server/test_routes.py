@@ -84,9 +84,13 @@ def test_reflect_cites_ids(client: httpx.Client) -> None:
 def test_config_get_put(client: httpx.Client) -> None:
     assert client.get("/banks/c/config").status_code == 404  # no such bank yet
     r = client.put("/banks/c/config", json={"recall_max_tokens": 500, "custom": {"k": [1]}})
+    assert r.status_code == 400  # an unknown key is refused by name, and nothing is written
+    assert r.json()["error"].startswith("unknown config key 'custom'; the keys are")
+    assert client.get("/banks/c/config").status_code == 404
+    r = client.put("/banks/c/config", json={"recall_max_tokens": 500, "ttl_days": 9})
     assert r.status_code == 200
-    assert r.json() == {"recall_max_tokens": 500, "custom": {"k": [1]}}
-    r = client.put("/banks/c/config", json={"custom": None})
+    assert r.json() == {"recall_max_tokens": 500, "ttl_days": 9}
+    r = client.put("/banks/c/config", json={"ttl_days": None, "custom": None})
     assert r.json() == {"recall_max_tokens": 500}
     assert client.get("/banks/c/config").json() == {"recall_max_tokens": 500}
     r = client.put("/banks/c/config", json={"recall_max_tokens": "lots"})
@@ -367,3 +371,29 @@ def test_conflict_is_409_with_the_message(client: httpx.Client) -> None:
     }
     # nothing was changed
     assert [m["id"] for m in client.get("/banks/k/memories").json()] == [first]
+
+
+def test_unknown_fields_and_query_parameters_are_refused_by_name(client: httpx.Client) -> None:
+    r = client.post("/banks/s/retain", json={"content": "a typo'd tag", "tag": ["x"]})
+    assert r.status_code == 400
+    assert r.json()["error"] == (
+        "unknown field 'tag' for retain; the fields are content, context, created_at, "
+        "document_id, tags, update_mode"
+    )
+    assert client.get("/banks/s/stats").status_code == 404  # nothing was written
+    retain(client, "s", "kept")
+    r = client.post("/banks/s/recall", json={"query": "kept", "max_results": 3})
+    assert r.status_code == 400 and "unknown field 'max_results' for recall" in r.json()["error"]
+    r = client.post("/banks/s/reflect", json={"query": "kept", "limit": 3})
+    assert r.status_code == 400 and "unknown field 'limit' for reflect" in r.json()["error"]
+    r = client.get("/banks/s/memories", params={"limit": 5, "page": 2})
+    assert r.status_code == 400
+    assert r.json()["error"] == (
+        "unknown query parameter 'page' for memories; the query parameters are limit, offset"
+    )
+    r = client.post("/banks/s/recall", params={"limit": 3}, json={"query": "kept"})
+    assert r.status_code == 400
+    assert r.json()["error"] == "unknown query parameter 'limit'; this route takes none"
+    assert client.get("/banks/s/stats", params={"verbose": 1}).status_code == 400
+    # null still means absent, for a known field
+    assert client.post("/banks/s/recall", json={"query": "kept", "limit": None}).json() == ["kept"]

@@ -56,7 +56,7 @@ def register(commands: Any) -> None:
         help="show or change a bank's config",
         description="Show a bank's config, or change it with --set KEY=VALUE (VALUE is JSON "
         f"when it parses as JSON, else a string) and --unset KEY. {ACTING_KEYS_TEXT} act "
-        "(docs/storage.md); other keys are kept verbatim.",
+        "(docs/storage.md); any other key is refused.",
     )
     add_bank(p)
     p.add_argument(

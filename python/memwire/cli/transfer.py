@@ -1,4 +1,5 @@
-"""``memwire export`` and ``memwire import``: versioned JSONL in and out, with a progress line."""
+"""``memwire export`` and ``memwire import``: versioned JSONL in and out, with a progress line;
+``memwire import-from``: memories of memory-wire, mem0 and agentmemory (docs/compat.md)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,13 @@ import argparse
 import contextlib
 import os
 import sys
+import textwrap
 from collections.abc import Iterator
 from typing import IO, Any
 
 from memwire._progress import Progress
 from memwire.cli._common import EXIT_OK, EXIT_USAGE, CommandError, add_common, emit, open_memory
+from memwire.importers import SOURCES
 
 __all__ = ["Progress", "register"]
 
@@ -44,6 +47,34 @@ def register(commands: Any) -> None:
     p.add_argument("--no-progress", action="store_true", help="never show the progress line")
     add_common(p)
     p.set_defaults(run=run_import)
+
+    kinds = "\n".join(f"  {name:12} {what}" for name, (_, what) in SOURCES.items())
+    p = commands.add_parser(
+        "import-from",
+        help="import memories from memory-wire, mem0 or agentmemory",
+        description=textwrap.fill(
+            "Import the memories of another memory tool. Each one is stored as a retain "
+            "stores it (checked, secrets redacted, identical content merged); a record memwire "
+            "refuses is skipped, and the summary says which and why. Times, context, tags and "
+            "document ids are kept. Running it again adds nothing new. Shows a progress bar on "
+            "a terminal (docs/compat.md)."
+        )
+        + "\n\nsources:\n"
+        + kinds,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("source", choices=list(SOURCES), help="what PATH holds")
+    p.add_argument("path", help="the database or export file")
+    p.add_argument(
+        "--bank",
+        "-b",
+        default=None,
+        help="put everything into this bank (default: memory-wire's own banks; 'default' "
+        "for mem0 and agentmemory)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="never show the progress bar")
+    add_common(p)
+    p.set_defaults(run=run_import_from)
 
 
 class CountingReader:
@@ -117,3 +148,21 @@ def _import(memory: Any, reader: CountingReader, bank: str | None, progress: Pro
     progress.advance = advance  # type: ignore[method-assign]
     written: int = memory.import_(reader, bank=bank)
     return written
+
+
+def run_import_from(args: argparse.Namespace) -> int:
+    from memwire.importers import import_from
+
+    progress = Progress(0, "importing", enabled=False if args.no_progress else None)
+
+    def step(done: int, total: int) -> None:
+        progress.total = total
+        progress.advance(done - progress.done)
+
+    try:
+        with open_memory(args) as memory:
+            summary = import_from(memory, args.source, args.path, bank=args.bank, progress=step)
+    finally:
+        progress.finish()
+    emit(args, summary.as_dict(), summary.text)
+    return EXIT_OK

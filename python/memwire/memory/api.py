@@ -801,7 +801,8 @@ class Memory:
         target = None if bank is None else clean_bank(bank)
         configs, batches = export.load(path_or_file, target)
         for name, values in configs.items():
-            self._store.update_config(name, config_merger(values))
+            # An export of an older version may hold keys since refused: keep them verbatim.
+            self._store.update_config(name, config_merger(values, strict=False))
         written = 0
         for name, items in batches.items():
             for start in range(0, len(items), BATCH_SIZE):

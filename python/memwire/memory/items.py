@@ -165,5 +165,7 @@ def prepare_item(item: object, now: str) -> NewMemory:
     )
 
 
-def config_merger(values: Mapping[str, Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    return lambda current: config.merge_config(current, values)
+def config_merger(
+    values: Mapping[str, Any], *, strict: bool = True
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    return lambda current: config.merge_config(current, values, strict=strict)

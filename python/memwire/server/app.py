@@ -1,4 +1,5 @@
-"""The HTTP application: memory-wire compatible routes over one :class:`~memwire.Memory`.
+"""The HTTP application: routes shaped after memory-wire's over one :class:`~memwire.Memory`,
+and under ``/mw`` its exact answers for memory-wire clients (:mod:`memwire.server.compat`).
 
 ``create_app(memory)`` returns a Starlette app. Every route is a thin wrapper over
 :mod:`memwire.server.ops`; the error contract lives in :func:`error_response` and the guard
@@ -29,6 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memwire.errors import ConflictError, InvalidInputError, NotFoundError, StoreUnavailableError
 from memwire.server import ops
+from memwire.server.compat import compat_routes
 from memwire.server.ui import PUBLIC_PATHS, ui_routes
 
 if TYPE_CHECKING:
@@ -136,11 +138,17 @@ async def read_json(request: Request) -> Any:
 Handler = Callable[[Request], Awaitable[Any]]
 
 
-def endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
-    """Wrap a handler returning JSON data: map memwire errors, never leak a traceback."""
+def endpoint(handler: Handler, *, query: bool = False) -> Callable[[Request], Awaitable[Response]]:
+    """Wrap a handler returning JSON data: map memwire errors, never leak a traceback.
+
+    ``query``: the handler reads (and checks) its query string; any other route refuses one,
+    naming the parameter, rather than ignore what a client meant to ask."""
 
     async def run(request: Request) -> Response:
         try:
+            if not query and request.query_params:
+                name = next(iter(request.query_params))
+                raise InvalidInputError(f"unknown query parameter {name!r}; this route takes none")
             result = await handler(request)
         except Exception as exc:
             return error_response(exc)
@@ -449,14 +457,14 @@ def build_routes(memory: Memory, mcp: LazyMCP | None, store_id: str | None = Non
     # DELETE /banks/{bank} route comes last so it never shadows a longer one.
     routes = [
         Route("/health", health, methods=["GET"]),
-        Route("/openapi.json", endpoint(openapi), methods=["GET"]),
+        Route("/openapi.json", endpoint(openapi, query=True), methods=["GET"]),
         Route("/banks", endpoint(list_banks), methods=["GET"]),
         Route("/banks/{bank:path}/retain", endpoint(retain), methods=["POST"]),
         Route("/banks/{bank:path}/recall", endpoint(recall), methods=["POST"]),
         Route("/banks/{bank:path}/reflect", endpoint(reflect), methods=["POST"]),
         Route("/banks/{bank:path}/config", endpoint(config_get), methods=["GET"]),
         Route("/banks/{bank:path}/config", endpoint(config_put), methods=["PUT"]),
-        Route("/banks/{bank:path}/memories", endpoint(list_memories), methods=["GET"]),
+        Route("/banks/{bank:path}/memories", endpoint(list_memories, query=True), methods=["GET"]),
         Route("/banks/{bank:path}/memories/{memory_id}", endpoint(get_memory), methods=["GET"]),
         Route(
             "/banks/{bank:path}/memories/{memory_id}", endpoint(forget_memory), methods=["DELETE"]
@@ -516,7 +524,7 @@ def create_app(
                 await anyio.to_thread.run_sync(memory.close)
 
     app = Starlette(
-        routes=ui_routes(memory) + build_routes(memory, lazy_mcp, store_id),
+        routes=ui_routes(memory) + build_routes(memory, lazy_mcp, store_id) + compat_routes(memory),
         lifespan=lifespan,
         exception_handlers={HTTPException: _http_exception, Exception: _server_error},
     )

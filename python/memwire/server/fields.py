@@ -20,7 +20,7 @@ normalisation, blank text, dates, tag rules), so its messages are the ones every
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, TypeAlias
 
@@ -34,6 +34,7 @@ from memwire._text import (
     MAX_TAGS,
 )
 from memwire.config import DEFAULT_RECALL_TOKENS, MAX_RECALL_TOKENS
+from memwire.errors import InvalidInputError
 
 __all__ = [
     "BANK",
@@ -48,6 +49,7 @@ __all__ = [
     "fields_for",
     "json_schema",
     "markdown_table",
+    "reject_unknown",
 ]
 
 Kind = Literal["string", "integer", "number", "strings", "choice"]
@@ -364,6 +366,22 @@ def fields_for(operation: str, door: Door | None = None) -> tuple[Field, ...]:
     return tuple(
         f for f in FIELDS if operation in f.operations and (door is None or door in f.doors)
     )
+
+
+def reject_unknown(
+    names: Iterable[object], operation: str, door: Door | None = None, *, what: str = "field"
+) -> None:
+    """Refuse a request naming a field ``operation`` does not take at ``door``: an unknown
+    field is a typo or a client of another API, and dropping it silently would answer a
+    question that was not asked. The message names the first unknown one and lists the rest.
+    (The ``/mw`` memory-wire routes do not call this: memory-wire ignores unknown fields.)"""
+    known = {f.name for f in fields_for(operation, door)}
+    unknown = sorted(str(n) for n in names if n not in known)
+    if unknown:
+        listed = ", ".join(sorted(known)) or "none"
+        raise InvalidInputError(
+            f"unknown {what} {unknown[0]!r} for {operation}; the {what}s are {listed}"
+        )
 
 
 # -- renderings --------------------------------------------------------------------------------

@@ -179,8 +179,7 @@ SPECS: tuple[ToolSpec, ...] = (
         "memory_bank_config_get",
         "config_get",
         "Get a bank's config",
-        f"The bank's configuration ({ACTING_KEYS_TEXT} act; any other keys set on it are "
-        "kept verbatim).",
+        f"The bank's configuration ({ACTING_KEYS_TEXT} act; any other key is refused).",
         _config_get,
         read_only=True,
     ),

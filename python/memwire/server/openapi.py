@@ -12,7 +12,7 @@ import copy
 from functools import lru_cache
 from typing import Any
 
-from memwire.config import ACTING_KEYS_TEXT, EMBEDDER_MODES, MAX_RECALL_TOKENS
+from memwire.config import ACTING_KEYS_TEXT, EMBEDDER_MODES, MAX_RECALL_TOKENS, MEMORY_WIRE_KEY
 from memwire.server import fields
 
 __all__ = ["document", "request_schema"]
@@ -26,6 +26,7 @@ def request_schema(operation: str) -> dict[str, Any]:
     taken = fields.fields_for(operation, "http")
     return {
         "type": "object",
+        "additionalProperties": False,
         "required": [f.name for f in taken if f.required],
         "properties": {f.name: fields.json_schema(f, nullable=not f.required) for f in taken},
     }
@@ -137,7 +138,8 @@ def _document() -> dict[str, Any]:
         "Config": {
             "type": "object",
             "description": f"Bank config. {ACTING_KEYS_TEXT} act (docs/storage.md); "
-            "other keys are kept verbatim; a null value removes a key.",
+            "any other key is refused (400, naming it); a null value removes a key.",
+            "additionalProperties": False,
             "properties": {
                 "recall_max_tokens": {
                     "type": ["integer", "null"],
@@ -154,6 +156,12 @@ def _document() -> dict[str, Any]:
                     "maxItems": 3,
                 },
                 "lookup_ratio": {"type": ["number", "null"], "minimum": 0},
+                "min_score": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+                MEMORY_WIRE_KEY: {
+                    "type": ["object", "null"],
+                    "description": "a memory-wire client's config, kept verbatim by the /mw "
+                    "routes (docs/compat.md)",
+                },
             },
         },
         "Stats": {"type": "object"},

@@ -157,13 +157,17 @@ def check_field(body: Mapping[str, Any], field: Field) -> Any:
 
 
 def read(body: object, operation: str) -> dict[str, Any]:
-    """Every field ``operation`` takes (at any door), checked, by wire name."""
+    """Every field ``operation`` takes (at any door), checked, by wire name; a field it does
+    not take is refused, naming it (each door's own check may be narrower: MCP's schema)."""
     body = require_object(body)
+    _fields.reject_unknown(body, operation)
     return {f.name: check_field(body, f) for f in _fields.fields_for(operation)}
 
 
 def query_params(params: Mapping[str, str], operation: str) -> dict[str, Any]:
-    """The integer query-string fields of ``operation`` (``?limit=10&offset=20``), checked."""
+    """The integer query-string fields of ``operation`` (``?limit=10&offset=20``), checked;
+    an unknown parameter is refused, naming it."""
+    _fields.reject_unknown(params.keys(), operation, "http", what="query parameter")
     out: dict[str, Any] = {}
     for field in _fields.fields_for(operation, "http"):
         default = field.default if isinstance(field.default, int) else None
