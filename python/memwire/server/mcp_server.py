@@ -1,11 +1,11 @@
 """memwire as an MCP server (official ``mcp`` SDK): stdio and streamable HTTP.
 
-Six tools, each a thin wrapper over :mod:`memwire.server.ops`, so a failing call (a bad
+Seven tools, each a thin wrapper over :mod:`memwire.server.ops`, so a failing call (a bad
 argument, a missing memory, a conflict, an unknown tool name) returns an MCP tool error
 (``isError``) carrying the very message the HTTP surface answers with:
 
-- ``memory_retain``, ``memory_recall``, ``memory_reflect``, ``memory_get``, ``memory_forget``,
-  ``memory_bank_config_get``.
+- ``memory_retain``, ``memory_retain_conversation``, ``memory_recall``, ``memory_reflect``,
+  ``memory_get``, ``memory_forget``, ``memory_bank_config_get``.
 
 Each tool's ``inputSchema`` is generated from the field table (:mod:`memwire.server.fields`).
 
@@ -132,6 +132,17 @@ SPECS: tuple[ToolSpec, ...] = (
         "revision (update_mode 'replace', the default) or, with 'append', is refused with a "
         "conflict error if the document already has one.",
         ops.retain,
+        read_only=False,
+    ),
+    ToolSpec(
+        "memory_retain_conversation",
+        "retain_conversation",
+        "Retain a conversation",
+        "Store a conversation, one memory per turn ('speaker: text'), each with the turns "
+        "around it in the same session as context, so a short reply stays findable by what "
+        "it answered. Returns the ids in turn order. The whole conversation is checked "
+        "before anything is stored; secrets are redacted.",
+        ops.retain_conversation,
         read_only=False,
     ),
     ToolSpec(
