@@ -263,7 +263,7 @@ CLI_COMMANDS = {
     "reembed": "reembed",
 }
 # Options of those commands that are not request fields.
-NOT_FIELDS = {"help", "bank", "db", "json", "no_progress"}
+NOT_FIELDS = {"help", "bank", "db", "json", "no_progress", "embedder"}
 
 
 def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:

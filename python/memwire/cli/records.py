@@ -34,7 +34,7 @@ def register(commands: Any) -> None:
     )
     add_fields(p, "retain", help={"content": "the memory text, or '-' to read it from stdin"})
     add_bank(p)
-    add_common(p)
+    add_common(p, embedder=True)
     p.set_defaults(run=run_retain)
 
     p = commands.add_parser(
@@ -53,7 +53,7 @@ def register(commands: Any) -> None:
         help={"turns": "a JSON or JSON Lines file of turns, or '-' to read standard input"},
     )
     add_bank(p)
-    add_common(p)
+    add_common(p, embedder=True)
     p.set_defaults(run=run_retain_conversation)
 
     p = commands.add_parser(
@@ -63,7 +63,7 @@ def register(commands: Any) -> None:
     )
     add_fields(p, "recall")
     add_bank(p)
-    add_common(p)
+    add_common(p, embedder=True)
     p.set_defaults(run=run_recall)
 
     p = commands.add_parser(
@@ -73,13 +73,13 @@ def register(commands: Any) -> None:
     )
     add_fields(p, "reflect")
     add_bank(p)
-    add_common(p)
+    add_common(p, embedder=True)
     p.set_defaults(run=run_reflect)
 
     p = commands.add_parser("get", help="show one memory", description="Show one memory.")
     add_fields(p, "get")
     add_bank(p, any_bank=True)
-    add_common(p)
+    add_common(p, embedder=True)
     p.set_defaults(run=run_get)
 
     p = commands.add_parser(
@@ -89,7 +89,7 @@ def register(commands: Any) -> None:
     )
     add_fields(p, "forget")
     add_bank(p, any_bank=True)
-    add_common(p)
+    add_common(p, embedder=True)
     p.set_defaults(run=run_forget)
 
     p = commands.add_parser(
@@ -99,7 +99,7 @@ def register(commands: Any) -> None:
     )
     add_bank(p)
     add_fields(p, "memories")
-    add_common(p)
+    add_common(p, embedder=True)
     p.set_defaults(run=run_memories)
 
 

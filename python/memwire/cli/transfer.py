@@ -24,7 +24,7 @@ def register(commands: Any) -> None:
     )
     p.add_argument("path", nargs="?", default="-", help="output file (default: stdout)")
     p.add_argument("--bank", "-b", default=None, help="only this bank (default: all)")
-    add_common(p)
+    add_common(p, embedder=True)
     p.set_defaults(run=run_export)
 
     p = commands.add_parser(
@@ -42,7 +42,7 @@ def register(commands: Any) -> None:
         help="put everything into this bank (default: each memory's own bank)",
     )
     p.add_argument("--no-progress", action="store_true", help="never show the progress line")
-    add_common(p)
+    add_common(p, embedder=True)
     p.set_defaults(run=run_import)
 
 

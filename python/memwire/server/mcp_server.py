@@ -318,8 +318,11 @@ def http_session_manager(memory: Memory, *, max_body: int) -> StreamableHTTPSess
     )
 
 
-def run_stdio(db: str | None = None, *, bank: str | None = None) -> None:
-    """Serve MCP on stdin/stdout until stdin closes (stdout carries only the protocol)."""
+def run_stdio(
+    db: str | None = None, *, bank: str | None = None, embedder: str | None = None
+) -> None:
+    """Serve MCP on stdin/stdout until stdin closes (stdout carries only the protocol);
+    ``embedder``: the store-wide default embedder (:class:`memwire.Memory`)."""
     from mcp.server.stdio import stdio_server
 
     from memwire._text import clean_bank
@@ -333,5 +336,5 @@ def run_stdio(db: str | None = None, *, bank: str | None = None) -> None:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    with Memory(db) as memory:
+    with Memory(db, embedder=embedder) as memory:
         anyio.run(main, memory)
