@@ -4,9 +4,12 @@
 - ``retain_tags`` (list of str): tags added to every memory retained into the bank.
 - ``ttl_days`` (number > 0): memories whose ``created_at`` is older are hidden from recall and
   removed by :meth:`Memory.sweep`.
-- ``embedder`` (``"static"`` or ``"none"``; default ``"static"``): whether retain computes
-  vectors and recall runs the dense stream. ``"static"`` means the Memory's embedder: the bundled
-  static one, or the one given to ``Memory(embedder=...)``. See docs/dense.md.
+- ``embedder`` (``"static"``, ``"minilm"`` or ``"none"``; default: the store-wide default,
+  :func:`default_tier`): the embedder of the bank's vectors. ``"static"`` is the bundled one,
+  ``"minilm"`` all-MiniLM-L6-v2 of the ``[embed]`` extra (setting it without the extra is
+  refused, naming the install command), ``"none"`` turns vectors and the dense stream off. A
+  bank whose memories already have vectors keeps the embedder it recorded until
+  :meth:`Memory.reembed`, which re-encodes it with this key's tier. See docs/dense.md.
 - ``fusion_weights`` (three finite numbers >= 0, not all 0; default ``[1.1, 0.1, 0.5]``): the
   weights of the BM25, overlap and dense streams in the fused score (docs/dense.md).
 - ``lookup_ratio`` (number >= 1, or 0 for never; default ``1.5``): when the best BM25 hit of a
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,12 +49,16 @@ __all__ = [
     "DEFAULT_LOOKUP_RATIO",
     "DEFAULT_MIN_SCORE",
     "DEFAULT_RECALL_TOKENS",
+    "EMBEDDER_ENV",
     "EMBEDDER_MODES",
+    "EMBEDDER_TIERS",
     "KNOWN_KEYS",
     "MAX_CONFIG_BYTES",
     "MAX_RECALL_TOKENS",
     "MEMORY_WIRE_KEY",
+    "check_embedder_mode",
     "check_floor",
+    "default_tier",
     "embedder_mode",
     "from_memory_wire",
     "fusion_weights",
@@ -81,8 +89,12 @@ KNOWN_KEYS = (*ACTING_KEYS, MEMORY_WIRE_KEY)
 """Every key a bank's config may hold; :func:`merge_config` refuses any other."""
 MAX_RECALL_TOKENS = 1_000_000
 MAX_CONFIG_BYTES = 64 * 1024
-EMBEDDER_MODES = ("static", "none")
+EMBEDDER_TIERS = ("static", "minilm")
+"""The embedders a configuration can name (:mod:`memwire.embed.tiers` loads them)."""
+EMBEDDER_MODES = (*EMBEDDER_TIERS, "none")
 DEFAULT_EMBEDDER = "static"
+EMBEDDER_ENV = "MEMWIRE_EMBEDDER"
+"""The environment variable naming the store-wide default embedder (:func:`default_tier`)."""
 # The kernel's default (native/constants.toml, chosen on LoCoMo dev, docs/dense.md): the dense
 # stream at 0.3 lifts R@10 over BM25 + overlap; 1.0 hurts.
 DEFAULT_FUSION_WEIGHTS: tuple[float, float, float] = DEFAULT_WEIGHTS
@@ -114,10 +126,22 @@ def _check_ttl(value: object) -> float:
     return float(value) if isinstance(value, float) else value
 
 
-def _check_embedder(value: object) -> str:
+def check_embedder_mode(value: object, what: str = "embedder") -> str:
+    """An embedder name: ``static``, ``minilm`` or ``none``."""
     if not isinstance(value, str) or value not in EMBEDDER_MODES:
-        raise InvalidInputError(f"embedder must be 'static' or 'none', got {value!r}")
+        names = ", ".join(repr(m) for m in EMBEDDER_MODES)
+        raise InvalidInputError(f"{what} must be one of {names}, got {value!r}")
     return value
+
+
+def default_tier(value: str | None = None) -> str:
+    """The store-wide default embedder, which a bank without vectors or an ``embedder`` key
+    takes: ``value`` (``Memory(embedder=...)``, ``--embedder``), else ``$MEMWIRE_EMBEDDER``,
+    else :data:`DEFAULT_EMBEDDER`."""
+    if value is not None:
+        return check_embedder_mode(value)
+    found = os.environ.get(EMBEDDER_ENV, "").strip()
+    return check_embedder_mode(found, EMBEDDER_ENV) if found else DEFAULT_EMBEDDER
 
 
 def _check_weights(value: object) -> list[float]:
@@ -195,7 +219,7 @@ def merge_config(
         elif key == "ttl_days":
             value = _check_ttl(value)
         elif key == "embedder":
-            value = _check_embedder(value)
+            value = check_embedder_mode(value)
         elif key == "fusion_weights":
             value = _check_weights(value)
         elif key == "lookup_ratio":
@@ -279,10 +303,11 @@ def ttl_days(config: Mapping[str, Any]) -> float | None:
     return None
 
 
-def embedder_mode(config: Mapping[str, Any]) -> str:
-    """``"static"`` (vectors on, the Memory's embedder) or ``"none"``."""
+def embedder_mode(config: Mapping[str, Any]) -> str | None:
+    """The bank's ``embedder`` key (``"static"``, ``"minilm"`` or ``"none"``), or None when it
+    has none (the store-wide default applies)."""
     value = config.get("embedder")
-    return value if isinstance(value, str) and value in EMBEDDER_MODES else DEFAULT_EMBEDDER
+    return value if isinstance(value, str) and value in EMBEDDER_MODES else None
 
 
 def fusion_weights(config: Mapping[str, Any]) -> tuple[float, float, float]:

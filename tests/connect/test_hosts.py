@@ -334,10 +334,14 @@ def test_the_hooks_understand_a_registered_host(
     store = _Store()
     monkeypatch.setattr(events, "open_client", lambda url, db: store)
     stop = events.run_hook("stop", json.dumps({**payload, "zed_event": "AfterAnswer"}), budget=60)
-    assert (stop.host, stop.retained, stop.output, stop.error) == ("zed", 1, "{}", "")
-    (item,) = store.retained
-    assert item["content"] == exchange.text()
-    assert item["tags"] == ["transcript", "zed", "session:t-9"]
+    assert (stop.host, stop.retained, stop.output, stop.error) == ("zed", 2, "{}", "")
+    asked, answered = store.retained  # one memory per turn, each the other's context
+    assert (asked["content"], asked["context"]) == (
+        "User: How do we deploy?",
+        "With ops/deploy.sh.",
+    )
+    assert answered["content"] == "Assistant: With ops/deploy.sh."
+    assert asked["tags"] == answered["tags"] == ["transcript", "zed", "session:t-9"]
     result = events.run_hook("prompt", json.dumps(payload), budget=60)
     assert result.host == "zed" and result.error == "" and store.queries == [payload["ask"]]
     out = json.loads(result.output)["hookSpecificOutput"]

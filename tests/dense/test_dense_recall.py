@@ -151,7 +151,7 @@ def test_the_store_refuses_a_mixed_write_even_if_the_check_before_it_raced(
     "bad",
     [
         object(),
-        "static",
+        "nonsense",
         TinyEmbedder(name=""),
         TinyEmbedder(dim=0),
         TinyEmbedder(dim=5000),

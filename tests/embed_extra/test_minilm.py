@@ -21,7 +21,6 @@ from dense_support import NOTES
 from memwire import Memory
 from memwire.embed import Embedder
 from memwire.embed.minilm import MODEL_ID, MiniLMEmbedder, minilm_embedder
-from memwire.errors import InvalidInputError
 
 TEXTS = [
     "auth uses jose for tokens",
@@ -84,19 +83,22 @@ def test_paraphrase_in_top_five(
     assert "auth uses jose for tokens" in [h.content for h in hits]
 
 
-def test_refuses_a_static_bank(tmp_path: Path, embedder: MiniLMEmbedder) -> None:
+@pytest.mark.parametrize("chosen", ["object", "tier"])
+def test_a_static_bank_keeps_its_embedder_until_reembed(
+    tmp_path: Path, embedder: MiniLMEmbedder, chosen: str
+) -> None:
     db = tmp_path / "m.db"
     with Memory(db, backend="python") as memory:  # the bundled static embedder
         memory.retain("bob is allergic to peanuts", bank="notes")
-    with Memory(db, backend="python", embedder=embedder) as memory:
-        with pytest.raises(InvalidInputError) as caught:
-            memory.retain("alice prefers dark mode", bank="notes")
-        assert "memwire/minilm-static-256-int8" in str(caught.value)
-        assert MODEL_ID in str(caught.value)
-        with pytest.raises(InvalidInputError):
-            memory.recall("what can't bob eat?", bank="notes")
+    default = embedder if chosen == "object" else "minilm"
+    with Memory(db, backend="python", embedder=default) as memory:
+        assert memory.embedder_id == MODEL_ID
+        memory.retain("alice prefers dark mode", bank="notes")  # with the static embedder
+        assert memory.recall("what can't bob eat?", bank="notes")[0].content.startswith("bob")
         memory.retain("alice prefers dark mode", bank="other")  # a new bank takes MiniLM
-        memory.reembed("notes")  # and reembed moves the static bank over
+        assert memory.reembed("notes") == 2  # and reembed moves the static bank over
+        assert memory.recall("what can't bob eat?", bank="notes")[0].content.startswith("bob")
+    with Memory(db, backend="python") as memory:  # a static default still uses MiniLM there
         assert memory.recall("what can't bob eat?", bank="notes")[0].content.startswith("bob")
 
 

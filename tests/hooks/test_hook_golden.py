@@ -201,12 +201,14 @@ def _fixture_payloads() -> dict[str, str]:
 
 
 def _exchanges(path: Path) -> list[dict[str, Any]]:
-    from memwire.hooks.transcript import chunk_exchange, read_exchanges
+    from memwire.hooks.transcript import read_exchanges, turn_chunks
 
     out = []
-    for exchange in read_exchanges(path):
+    exchanges = read_exchanges(path)
+    turns = turn_chunks(exchanges, limit=60)
+    for exchange in exchanges:
         record = asdict(exchange)
-        record["chunks"] = [asdict(c) for c in chunk_exchange(exchange, limit=60)]
+        record["turns"] = [asdict(t) for t in turns if t.exchange == exchange.index]
         out.append(record)
     return out
 

@@ -12,7 +12,7 @@ import pytest
 from memwire.hooks import spool
 from memwire.hooks.block import Entry, build_block, strip_blocks
 from memwire.hooks.events import choose_query, is_short
-from memwire.hooks.transcript import chunk_exchange, read_exchanges
+from memwire.hooks.transcript import read_exchanges, turn_chunks
 from memwire.project import bank_from_remote, resolve_bank
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -253,14 +253,29 @@ def test_torn_last_line_is_ignored(tmp_path: Path) -> None:
     assert len(read_exchanges(path)) == 2
 
 
-def test_chunking_is_bounded_and_stable() -> None:
+def test_turns_are_bounded_windowed_and_stable() -> None:
     from memwire.hooks.transcript import Exchange
 
+    first = Exchange(index=2, user=["an earlier question"], assistant=["an earlier answer"])
     exchange = Exchange(index=3, user=["q " * 10], assistant=["para. " * 900])
-    chunks = chunk_exchange(exchange, limit=1000)
-    assert len(chunks) > 1 and all(len(c.text) <= 1000 for c in chunks)
-    assert [c.part for c in chunks] == list(range(len(chunks)))
-    assert chunk_exchange(exchange, limit=1000) == chunks
+    turns = turn_chunks([first, exchange], start=3, limit=1000)
+    assert len(turns) > 2 and {t.exchange for t in turns} == {3}
+    assert all(len(t.text) <= 1000 + len("Assistant: ") for t in turns)
+    assert [t.part for t in turns] == list(range(len(turns)))
+    assert turns[0].text == "User: " + ("q " * 10).strip()
+    # the window reaches into the exchange before the first one captured
+    assert turns[0].context == "an earlier question\nan earlier answer\n" + turns[1].text[11:]
+    assert turn_chunks([first, exchange], start=3, limit=1000) == turns
+
+
+def test_a_message_is_redacted_whole_before_it_is_cut() -> None:
+    from memwire.hooks.transcript import Exchange
+
+    key = "AKIAABCDEFGHIJKLMNOP"
+    text = "x" * 990 + " " + key + " tail"  # the cut at 1000 would split the key
+    turns = turn_chunks([Exchange(index=0, user=[text], assistant=["ok"])], limit=1000)
+    joined = "\n".join(t.text + "\n" + (t.context or "") for t in turns)
+    assert "AKIA" not in joined and "KLMNOP" not in joined and "[REDACTED" in joined
 
 
 # -- the spool ---------------------------------------------------------------------------------

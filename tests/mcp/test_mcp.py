@@ -20,6 +20,7 @@ from memwire.server.testing import serve_in_thread
 TOOLS = {
     # name: (read_only, destructive)
     "memory_retain": (False, False),
+    "memory_retain_conversation": (False, False),
     "memory_recall": (True, False),
     "memory_reflect": (True, False),
     "memory_get": (True, False),
@@ -72,6 +73,17 @@ async def exercise(client: Client) -> dict[str, Any]:
     assert not r.is_error and r.structured_content == {}
     r = await client.call_tool("memory_forget", {"id": memory_id})
     assert r.structured_content == {"id": memory_id, "forgotten": True}
+    turns = [
+        {"speaker": "Ana", "text": "the staging database moved to the new cluster"},
+        {"speaker": "Ben", "text": "ok, noted"},
+    ]
+    r = await client.call_tool("memory_retain_conversation", {"turns": turns, "bank": "chat"})
+    assert not r.is_error, r.content
+    ids = r.structured_content["ids"]
+    assert len(ids) == 2
+    r = await client.call_tool("memory_get", {"id": ids[1], "bank": "chat"})
+    assert r.structured_content["content"] == "Ben: ok, noted"
+    assert r.structured_content["context"] == turns[0]["text"]
     return {"id": memory_id}
 
 
@@ -89,6 +101,13 @@ async def errors(client: Client) -> None:
     assert r.is_error and r.content[0].text == "no bank 'never'"
     r = await client.call_tool("memory_recall", {"query": "x", "bank": ""})
     assert r.is_error and "bank" in r.content[0].text
+    r = await client.call_tool(
+        "memory_retain_conversation",
+        {"turns": [{"speaker": "Ana", "text": "fine"}, {"speaker": "Ben"}], "bank": "bad"},
+    )
+    assert r.is_error and r.content[0].text == "turns[1]: text must be a non-empty string"
+    r = await client.call_tool("memory_bank_config_get", {"bank": "bad"})
+    assert r.is_error and r.content[0].text == "no bank 'bad'"  # nothing was written
     # still serving after the errors
     r = await client.call_tool("memory_recall", {"query": "anything"})
     assert not r.is_error

@@ -18,7 +18,7 @@ import pytest
 from memwire import _text, config
 from memwire.cli import build_parser
 from memwire.errors import InvalidInputError, NotFoundError
-from memwire.memory import MAX_LIMIT, Memory
+from memwire.memory import MAX_LIMIT, Memory, conversation
 from memwire.memory import api as memory_api
 from memwire.memory import items as memory_items
 from memwire.server import fields, ops
@@ -40,6 +40,9 @@ def test_limits_are_the_memory_layers_own() -> None:
     assert field("context").max_length == _text.MAX_CONTEXT_CHARS
     assert field("document_id").max_length == _text.MAX_DOCUMENT_ID_CHARS
     assert BANK.max_length == _text.MAX_BANK_CHARS
+    assert field("turns").max_count == conversation.MAX_TURNS
+    assert field("before").maximum == field("after").maximum == conversation.MAX_WINDOW
+    assert set(fields.TURN_SCHEMA["properties"]) == conversation.TURN_KEYS  # type: ignore[arg-type]
     for key in ("tags", "filter_tags", "exclude_tags"):
         assert field(key).max_items == _text.MAX_TAGS
         assert field(key).item_max_chars == _text.MAX_TAG_CHARS
@@ -53,6 +56,7 @@ def test_defaults_are_the_memory_apis() -> None:
         "reflect": Memory.reflect,
         "memories": Memory.memories,
         "reembed": Memory.reembed,
+        "retain_conversation": Memory.retain_conversation,
     }
     checked = 0
     for operation, method in methods.items():
@@ -153,15 +157,18 @@ def assert_schema_matches(schema: dict[str, Any], f: Field, *, nullable: bool) -
         "number": "number",
         "choice": "string",
         "strings": "array",
+        "turns": "array",
     }[f.kind]
     assert _types(schema) == ({expected, "null"} if nullable else {expected}), where
     assert schema.get("minimum") == f.minimum, where
     assert schema.get("maximum") == f.maximum, where
     assert schema.get("minLength") == f.min_chars, where
     assert schema.get("maxLength") == f.max_length, where
-    assert schema.get("maxItems") == f.max_items, where
+    assert schema.get("maxItems") == f.max_count, where
     if f.kind == "strings":
         assert schema["items"] == {"type": "string", "maxLength": f.item_max_chars}, where
+    if f.kind == "turns":
+        assert schema["items"] == fields.TURN_SCHEMA, where
     if f.kind == "choice":
         enum = [v for v in schema["enum"] if v is not None]
         assert enum == list(f.choices or ()), where
@@ -172,7 +179,12 @@ def assert_schema_matches(schema: dict[str, Any], f: Field, *, nullable: bool) -
     assert schema["description"] == fields.describe(f), where
 
 
-HTTP_BODIES = {"retain": "RetainRequest", "recall": "RecallRequest", "reflect": "ReflectRequest"}
+HTTP_BODIES = {
+    "retain": "RetainRequest",
+    "retain_conversation": "ConversationRequest",
+    "recall": "RecallRequest",
+    "reflect": "ReflectRequest",
+}
 
 
 @pytest.mark.parametrize("operation", sorted(HTTP_BODIES))
@@ -243,6 +255,7 @@ def test_mcp_input_schemas_agree_with_the_table() -> None:
 
 CLI_COMMANDS = {
     "retain": "retain",
+    "retain-conversation": "retain_conversation",
     "recall": "recall",
     "reflect": "reflect",
     "get": "get",
@@ -251,7 +264,7 @@ CLI_COMMANDS = {
     "reembed": "reembed",
 }
 # Options of those commands that are not request fields.
-NOT_FIELDS = {"help", "bank", "db", "json", "no_progress"}
+NOT_FIELDS = {"help", "bank", "db", "json", "no_progress", "embedder"}
 
 
 def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:

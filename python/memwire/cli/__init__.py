@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--db", metavar="PATH", default=None, help="the store file (default: the memwire home)"
     )
     parser.add_argument("--json", action="store_true", default=False, help="print JSON")
+    _common.add_embedder(parser, default=None)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for group in _GROUPS:
         group.register(commands)

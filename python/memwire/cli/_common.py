@@ -104,8 +104,29 @@ def error_text(exc: BaseException) -> str:
     return f"unexpected error ({type(exc).__name__}); rerun with MEMWIRE_DEBUG=1 for details"
 
 
-def add_common(parser: argparse.ArgumentParser, *, db: bool = True, json_flag: bool = True) -> None:
-    """``--db`` and ``--json`` on a subcommand (they may also come before it)."""
+EMBEDDER_HELP = (
+    "the embedder a new bank takes: static (bundled), minilm (the [embed] extra) or none (no "
+    "vectors); default $MEMWIRE_EMBEDDER, else static. A bank's config key 'embedder' wins, "
+    "and a bank with vectors keeps its own until reembed"
+)
+
+
+def add_embedder(parser: argparse.ArgumentParser, default: str | None = argparse.SUPPRESS) -> None:
+    """``--embedder``: the store-wide default embedder (:func:`memwire.config.default_tier`)."""
+    from memwire.config import EMBEDDER_MODES
+
+    parser.add_argument("--embedder", choices=EMBEDDER_MODES, default=default, help=EMBEDDER_HELP)
+
+
+def add_common(
+    parser: argparse.ArgumentParser,
+    *,
+    db: bool = True,
+    json_flag: bool = True,
+    embedder: bool = False,
+) -> None:
+    """``--db`` and ``--json`` on a subcommand (they may also come before it); ``--embedder``
+    on the commands that open a store with :func:`open_memory`."""
     if db:
         parser.add_argument(
             "--db",
@@ -113,6 +134,8 @@ def add_common(parser: argparse.ArgumentParser, *, db: bool = True, json_flag: b
             default=argparse.SUPPRESS,
             help="the store file (default: $MEMWIRE_HOME/memory.db, else the XDG data dir)",
         )
+    if embedder:
+        add_embedder(parser)
     if json_flag:
         parser.add_argument(
             "--json",
@@ -226,8 +249,20 @@ def open_memory(args: argparse.Namespace) -> Iterator[Memory]:
         parent = Path(path).expanduser().resolve().parent
         if not parent.is_dir():
             raise CommandError(f"no such directory: {parent}", EXIT_USAGE)
-    with Memory(path) as memory:
+    from memwire.embed.minilm import EmbedExtraMissing
+
+    try:
+        memory = Memory(path, embedder=embedder_of(args))
+    except EmbedExtraMissing as exc:  # --embedder minilm without the extra: say how to get it
+        raise CommandError(str(exc), EXIT_USAGE) from None
+    with memory:
         yield memory
+
+
+def embedder_of(args: argparse.Namespace) -> str | None:
+    """``--embedder``, or None for ``$MEMWIRE_EMBEDDER``, else the bundled one."""
+    chosen: str | None = getattr(args, "embedder", None)
+    return chosen
 
 
 def emit(args: argparse.Namespace, data: Any, human: Callable[[], str | None]) -> None:

@@ -1,13 +1,18 @@
-"""Commands on memories: ``retain``, ``recall``, ``reflect``, ``get``, ``forget``, ``memories``."""
+"""Commands on memories: ``retain``, ``retain-conversation``, ``recall``, ``reflect``, ``get``,
+``forget``, ``memories``."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from memwire.cli._common import (
     EXIT_OK,
+    EXIT_USAGE,
+    CommandError,
     add_bank,
     add_common,
     add_fields,
@@ -29,8 +34,27 @@ def register(commands: Any) -> None:
     )
     add_fields(p, "retain", help={"content": "the memory text, or '-' to read it from stdin"})
     add_bank(p)
-    add_common(p)
+    add_common(p, embedder=True)
     p.set_defaults(run=run_retain)
+
+    p = commands.add_parser(
+        "retain-conversation",
+        help="store a conversation, one memory per turn with its neighbours as context",
+        description="Store the turns of FILE, one memory per turn ('speaker: text'), each with "
+        "the texts of the turns around it in the same session as its context, and print the "
+        "ids. FILE holds a JSON array of turns, an object with a 'turns' array, or JSON Lines "
+        "(one turn per line); a turn is an object with 'speaker' and 'text' and optionally "
+        "'created_at', 'session' and 'tags'. The whole file is checked before anything is "
+        "stored (exit code 2 and nothing written when a turn is bad).",
+    )
+    add_fields(
+        p,
+        "retain_conversation",
+        help={"turns": "a JSON or JSON Lines file of turns, or '-' to read standard input"},
+    )
+    add_bank(p)
+    add_common(p, embedder=True)
+    p.set_defaults(run=run_retain_conversation)
 
     p = commands.add_parser(
         "recall",
@@ -39,7 +63,7 @@ def register(commands: Any) -> None:
     )
     add_fields(p, "recall")
     add_bank(p)
-    add_common(p)
+    add_common(p, embedder=True)
     p.set_defaults(run=run_recall)
 
     p = commands.add_parser(
@@ -49,13 +73,13 @@ def register(commands: Any) -> None:
     )
     add_fields(p, "reflect")
     add_bank(p)
-    add_common(p)
+    add_common(p, embedder=True)
     p.set_defaults(run=run_reflect)
 
     p = commands.add_parser("get", help="show one memory", description="Show one memory.")
     add_fields(p, "get")
     add_bank(p, any_bank=True)
-    add_common(p)
+    add_common(p, embedder=True)
     p.set_defaults(run=run_get)
 
     p = commands.add_parser(
@@ -65,7 +89,7 @@ def register(commands: Any) -> None:
     )
     add_fields(p, "forget")
     add_bank(p, any_bank=True)
-    add_common(p)
+    add_common(p, embedder=True)
     p.set_defaults(run=run_forget)
 
     p = commands.add_parser(
@@ -75,7 +99,7 @@ def register(commands: Any) -> None:
     )
     add_bank(p)
     add_fields(p, "memories")
-    add_common(p)
+    add_common(p, embedder=True)
     p.set_defaults(run=run_memories)
 
 
@@ -95,6 +119,51 @@ def run_retain(args: argparse.Namespace) -> int:
     with open_memory(args) as memory:
         result = ops.retain(memory, args.bank, body)
     emit(args, result, lambda: result["id"])
+    return EXIT_OK
+
+
+def read_turns(source: str) -> list[Any]:
+    """The turns of a JSON document (an array, or an object with ``turns``) or of JSON Lines
+    (one turn per line), from the file ``source`` or standard input (``-``)."""
+    try:
+        raw = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise CommandError(f"{source}: not UTF-8 text", EXIT_USAGE) from None
+    except OSError as exc:
+        raise CommandError(f"{source}: {exc.strerror or exc}", EXIT_USAGE) from None
+    try:
+        whole = json.loads(raw)
+    except json.JSONDecodeError:
+        whole = None
+        lines = [(n, line) for n, line in enumerate(raw.splitlines(), 1) if line.strip()]
+        turns: list[Any] = []
+        for number, line in lines:
+            try:
+                turns.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise CommandError(
+                    f"{source}: line {number}: invalid JSON ({exc.msg})", EXIT_USAGE
+                ) from None
+        if not lines:
+            raise CommandError(f"{source}: no turns (an empty file)", EXIT_USAGE) from None
+        return turns
+    if isinstance(whole, dict) and "turns" in whole:
+        whole = whole["turns"]
+    if isinstance(whole, dict):
+        return [whole]  # JSON Lines of one turn
+    if not isinstance(whole, list):
+        raise CommandError(
+            f"{source}: expected a JSON array of turns, an object with 'turns', or JSON Lines",
+            EXIT_USAGE,
+        )
+    return whole
+
+
+def run_retain_conversation(args: argparse.Namespace) -> int:
+    body = {**body_of(args, "retain_conversation"), "turns": read_turns(args.turns)}
+    with open_memory(args) as memory:
+        result = ops.retain_conversation(memory, args.bank, body)
+    emit(args, result, lambda: "\n".join(result["ids"]))
     return EXIT_OK
 
 

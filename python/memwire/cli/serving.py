@@ -6,7 +6,15 @@ import argparse
 import os
 from typing import Any
 
-from memwire.cli._common import EXIT_ERROR, EXIT_OK, EXIT_USAGE, CommandError, add_common, db_path
+from memwire.cli._common import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_USAGE,
+    CommandError,
+    add_common,
+    db_path,
+    embedder_of,
+)
 
 __all__ = ["register"]
 
@@ -27,7 +35,7 @@ def register(commands: Any) -> None:
         "share, docs/scaling.md), sqlite:PATH or a file path (default: $MEMWIRE_STORE, else "
         "--db, else the memwire home)",
     )
-    add_common(serve, json_flag=False)
+    add_common(serve, json_flag=False, embedder=True)
     serve.set_defaults(run=run_serve)
 
     mcp = commands.add_parser(
@@ -46,7 +54,7 @@ def register(commands: Any) -> None:
         help="the project directory whose bank calls without a bank use (default: the "
         "working directory)",
     )
-    add_common(mcp, json_flag=False)
+    add_common(mcp, json_flag=False, embedder=True)
     mcp.set_defaults(run=run_mcp)
 
 
@@ -102,6 +110,7 @@ def run_serve(args: argparse.Namespace) -> int:
             port=args.port,
             token=token_of(args),
             log_level=args.log_level,
+            embedder=embedder_of(args),
         )
     except ServeRefused as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
@@ -113,5 +122,5 @@ def run_serve(args: argparse.Namespace) -> int:
 def run_mcp(args: argparse.Namespace) -> int:
     from memwire.server.mcp_server import run_stdio
 
-    run_stdio(db_path(args), bank=args.bank, cwd=args.cwd)
+    run_stdio(db_path(args), bank=args.bank, cwd=args.cwd, embedder=embedder_of(args))
     return EXIT_OK

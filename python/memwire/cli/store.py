@@ -13,6 +13,7 @@ from memwire.cli._common import (
     add_bank,
     add_common,
     add_fields,
+    embedder_of,
     emit,
     open_memory,
 )
@@ -29,7 +30,7 @@ def register(commands: Any) -> None:
         description="Show a bank's statistics. Exit code 3 when there is no such bank.",
     )
     add_bank(p)
-    add_common(p)
+    add_common(p, embedder=True)
     p.set_defaults(run=run_stats)
 
     p = commands.add_parser(
@@ -38,7 +39,7 @@ def register(commands: Any) -> None:
         description="List every bank in the store; 'memwire banks delete NAME --yes' deletes "
         "a bank with all its memories and config.",
     )
-    add_common(p)
+    add_common(p, embedder=True)
     p.set_defaults(run=run_banks)
     actions = p.add_subparsers(dest="action", metavar="ACTION")
     d = actions.add_parser(
@@ -48,7 +49,7 @@ def register(commands: Any) -> None:
     )
     d.add_argument("name")
     d.add_argument("--yes", action="store_true", help="really delete (required)")
-    add_common(d)
+    add_common(d, embedder=True)
     d.set_defaults(run=run_delete_bank)
 
     p = commands.add_parser(
@@ -70,13 +71,14 @@ def register(commands: Any) -> None:
     p.add_argument(
         "--unset", action="append", metavar="KEY", default=[], help="remove a key (repeatable)"
     )
-    add_common(p)
+    add_common(p, embedder=True)
     p.set_defaults(run=run_config)
 
     p = commands.add_parser(
         "reembed",
-        help="re-encode a bank's vectors with the current embedder (resumable)",
-        description="Re-encode every memory of a bank with this memwire's embedder, in "
+        help="re-encode a bank's vectors with another embedder (resumable)",
+        description="Re-encode every memory of a bank with --embedder, else the tier its "
+        "config key 'embedder' names, else the default ($MEMWIRE_EMBEDDER, else static), in "
         "batches committed as they go: an interrupted run continues where it stopped when run "
         "again. The bank stays usable throughout and switches to the new vectors at the end. "
         "Exit code 6 when another process finished, discarded or replaced this re-encoding "
@@ -85,7 +87,7 @@ def register(commands: Any) -> None:
     add_bank(p)
     add_fields(p, "reembed")
     p.add_argument("--no-progress", action="store_true", help="never show the progress line")
-    add_common(p)
+    add_common(p, embedder=True)
     p.set_defaults(run=run_reembed)
 
     p = commands.add_parser(
@@ -94,7 +96,7 @@ def register(commands: Any) -> None:
         description="Delete the memories older than their bank's ttl_days and print how many.",
     )
     p.add_argument("--dry-run", action="store_true", help="only say what would be deleted")
-    add_common(p)
+    add_common(p, embedder=True)
     p.set_defaults(run=run_sweep)
 
 
@@ -192,7 +194,9 @@ def run_reembed(args: argparse.Namespace) -> int:
             bar.advance(done - bar.done)
 
         try:
-            encoded = memory.reembed(args.bank, batch=args.batch, progress=progress)
+            encoded = memory.reembed(
+                args.bank, embedder=embedder_of(args), batch=args.batch, progress=progress
+            )
         finally:
             bar.finish()
     emit(

@@ -27,7 +27,7 @@ def register(commands: Any) -> None:
     )
     p.add_argument("path", nargs="?", default="-", help="output file (default: stdout)")
     p.add_argument("--bank", "-b", default=None, help="only this bank (default: all)")
-    add_common(p)
+    add_common(p, embedder=True)
     p.set_defaults(run=run_export)
 
     p = commands.add_parser(
@@ -45,7 +45,7 @@ def register(commands: Any) -> None:
         help="put everything into this bank (default: each memory's own bank)",
     )
     p.add_argument("--no-progress", action="store_true", help="never show the progress line")
-    add_common(p)
+    add_common(p, embedder=True)
     p.set_defaults(run=run_import)
 
     kinds = "\n".join(f"  {name:12} {what}" for name, (_, what) in SOURCES.items())

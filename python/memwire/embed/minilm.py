@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 import json
 import math
 import struct
@@ -33,7 +34,7 @@ import numpy.typing as npt
 from memwire._dist import install_hint
 from memwire.errors import MemwireError
 
-__all__ = ["MODEL_ID", "MiniLMEmbedder", "minilm_embedder"]
+__all__ = ["MODEL_ID", "EmbedExtraMissing", "MiniLMEmbedder", "check_installed", "minilm_embedder"]
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2@gt-0.1.0"
 INSTALL_HINT = install_hint("embed")
@@ -431,3 +432,12 @@ def minilm_embedder() -> MiniLMEmbedder:
         if not _shared:
             _shared.append(MiniLMEmbedder())
         return _shared[0]
+
+
+def check_installed() -> None:
+    """Raise :class:`EmbedExtraMissing` (naming the install command) unless the packages the
+    tier needs are installed; loads nothing, so a server can refuse to start at once."""
+    if importlib.util.find_spec("tokenizers") is None:
+        raise _missing("the 'tokenizers' package")
+    if importlib.util.find_spec(_WEIGHTS_PACKAGE) is None:
+        raise _missing(f"the weights package {_WEIGHTS_DIST}")

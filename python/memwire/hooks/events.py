@@ -36,7 +36,7 @@ from memwire import hosts
 from memwire.hooks import _log, _paths, spool
 from memwire.hooks.block import MAX_BLOCK_BYTES, MAX_ENTRIES, Entry, build_block
 from memwire.hooks.client import Client, Rejected, Unavailable, open_client
-from memwire.hooks.transcript import chunk_exchange, read_exchanges
+from memwire.hooks.transcript import read_exchanges, turn_chunks
 from memwire.hosts import EVENTS
 from memwire.project import resolve_bank
 
@@ -320,18 +320,17 @@ def _transcript_items(
     start = max(0, int(captured) if isinstance(captured, int) else 0)  # the last one may have grown
     session = payload.session_id[:100]
     items: list[dict[str, Any]] = []
-    for exchange in exchanges[start:]:
-        for chunk in chunk_exchange(exchange):
-            items.append(
-                {
-                    "content": chunk.text,
-                    "tags": [TRANSCRIPT_TAG, host, session_tag(payload.session_id)],
-                    "context": f"{host} session {session}, exchange {chunk.exchange + 1}",
-                    "created_at": chunk.timestamp,
-                    "document_id": f"transcript:{session}:{chunk.exchange}:{chunk.part}",
-                    "update_mode": "replace",
-                }
-            )
+    for turn in turn_chunks(exchanges, start):
+        items.append(
+            {
+                "content": turn.text,
+                "tags": [TRANSCRIPT_TAG, host, session_tag(payload.session_id)],
+                "context": turn.context or f"{host} session {session}",
+                "created_at": turn.timestamp,
+                "document_id": f"transcript:{session}:{turn.exchange}:{turn.part}",
+                "update_mode": "replace",
+            }
+        )
     return items, exchanges[-1].index
 
 

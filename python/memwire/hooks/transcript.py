@@ -12,6 +12,12 @@ from the start of the transcript, so the same exchange always gets the same numb
 use it in the memory's ``document_id`` and a re-run or a spool replay never duplicates it.
 Host-injected wrappers and boilerplate (each host lists its own) and memwire's own recall
 blocks are removed before anything is kept.
+
+Capture stores each message (a *turn*, cut into pieces when longer than a chunk) as one memory
+with the turns around it as its context, through the windowing of
+``Memory.retain_conversation`` (:func:`memwire.memory.conversation.conversation_items`), so a
+short reply ("yes, do that") is found by what it answered. Each message is redacted whole
+before it is cut, and before its text reaches any other turn's context.
 """
 
 from __future__ import annotations
@@ -26,7 +32,13 @@ from typing import Any
 from memwire.hooks.block import strip_blocks
 from memwire.hosts import TranscriptRules, transcript_rules
 
-__all__ = ["MAX_CHUNK_CHARS", "Chunk", "Exchange", "chunk_exchange", "read_exchanges"]
+__all__ = [
+    "MAX_CHUNK_CHARS",
+    "Exchange",
+    "Turn",
+    "read_exchanges",
+    "turn_chunks",
+]
 
 MAX_CHUNK_CHARS = 4000
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
@@ -47,12 +59,16 @@ class Exchange:
 
 
 @dataclass(frozen=True)
-class Chunk:
-    """A piece of one exchange small enough to be one memory."""
+class Turn:
+    """A piece of one message of an exchange, with the turns around it as context (what
+    :func:`turn_chunks` gives: one memory each)."""
 
     exchange: int
     part: int
+    """Its position among the pieces of its exchange (a stable part of its document id)."""
     text: str
+    """``"User: ..."`` or ``"Assistant: ..."``, redacted."""
+    context: str | None
     timestamp: str | None
 
 
@@ -221,15 +237,41 @@ def _split(text: str, limit: int) -> list[str]:
     return [p for p in pieces if p]
 
 
-def chunk_exchange(exchange: Exchange, limit: int = MAX_CHUNK_CHARS) -> list[Chunk]:
-    """The chunks of one exchange (one when it fits in ``limit`` characters). The exchange is
-    redacted whole before it is cut: a key or a ``<private>`` block straddling a cut would
-    otherwise leave its tail in the next chunk, where no rule recognises it."""
+def _redacted(text: str) -> str:
     from memwire._text import nfkc
     from memwire.redact import redact
 
-    text = redact(nfkc(exchange.text()))
+    return redact(nfkc(text))
+
+
+def turn_chunks(
+    exchanges: list[Exchange], start: int = 0, limit: int = MAX_CHUNK_CHARS
+) -> list[Turn]:
+    """The turns of ``exchanges[start:]``, one per message piece, each with the texts of the
+    turns around it (``retain_conversation``'s default window, which may reach into the
+    exchanges before ``start``) as its context. Every message is redacted whole before it is
+    cut into pieces of at most ``limit`` characters and before any window is built."""
+    from memwire.memory.conversation import conversation_items
+
+    pieces: list[tuple[int, int, str, str, str | None]] = []
+    for exchange in exchanges:
+        part = 0
+        said = [("User", t) for t in exchange.user] + [("Assistant", t) for t in exchange.assistant]
+        for speaker, message in said:
+            for piece in _split(_redacted(message), limit):
+                pieces.append((exchange.index, part, speaker, piece, exchange.timestamp))
+                part += 1
+    if not pieces:
+        return []
+    items = conversation_items([{"speaker": p[2], "text": p[3]} for p in pieces])
     return [
-        Chunk(exchange=exchange.index, part=n, text=piece, timestamp=exchange.timestamp)
-        for n, piece in enumerate(_split(text, limit))
+        Turn(
+            exchange=index,
+            part=part,
+            text=item["content"],
+            context=item.get("context"),
+            timestamp=stamp,
+        )
+        for (index, part, _, _, stamp), item in zip(pieces, items, strict=True)
+        if index >= start
     ]

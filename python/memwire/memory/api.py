@@ -31,7 +31,8 @@ from memwire._text import (
     embed_text,
     index_text,
 )
-from memwire.embed import Embedder, check_embedder, encode
+from memwire.embed import Embedder, check_embedder, encode, tiers
+from memwire.embed.minilm import EmbedExtraMissing
 from memwire.errors import (
     HnswError,
     InvalidInputError,
@@ -90,10 +91,14 @@ class Memory:
     ephemeral one, else a file path. ``store``: any :class:`memwire.store.Store` instead of a
     path (the two exclude each other); the Memory owns it and closes it in :meth:`close`.
     ``backend``: ``None`` for the process-wide kernel (``MEMWIRE_BACKEND``), or ``"rust"`` /
-    ``"python"``. ``embedder``: ``None`` for the bundled static embedder, or any
-    :class:`memwire.embed.Embedder`; a bank records the embedder of its first vector and
-    refuses any other (docs/dense.md). Safe to share between threads, and to open on one file
-    from many processes at once.
+    ``"python"``. ``embedder``: the store-wide default embedder, which a new bank takes
+    (unless its config key ``embedder`` names another): a tier name (``"static"``, the bundled
+    one; ``"minilm"``, the ``[embed]`` extra, :class:`~memwire.embed.minilm.EmbedExtraMissing`
+    when it is not installed; ``"none"``, no vectors), any :class:`memwire.embed.Embedder`, or
+    ``None`` for ``$MEMWIRE_EMBEDDER``, else ``"static"``. A bank records the embedder of its
+    first vector and keeps it, whatever the default, until :meth:`reembed`; a bank recorded
+    with an embedder this Memory cannot load (a user's own) is refused (docs/dense.md). Safe to
+    share between threads, and to open on one file from many processes at once.
     """
 
     def __init__(
@@ -102,7 +107,7 @@ class Memory:
         *,
         store: Store | None = None,
         backend: str | None = None,
-        embedder: Embedder | None = None,
+        embedder: Embedder | str | None = None,
     ):
         if backend is None:
             self._kernel: Kernel = get_kernel()
@@ -112,10 +117,15 @@ class Memory:
             self._backend = backend
         else:
             raise InvalidInputError("backend must be None, 'rust' or 'python'")
-        self._embedder: Embedder | None = embedder
-        self._space: Space | None = None
-        if embedder is not None:
-            self._space = Space(*check_embedder(embedder))
+        # The default: a user's embedder object, or a tier name (loaded on first use).
+        self._own: tuple[Embedder, Space] | None = None
+        self._tier = config.DEFAULT_EMBEDDER
+        if embedder is None or isinstance(embedder, str):
+            self._tier = config.default_tier(embedder)
+            tiers.check_installed(self._tier)  # fail now, naming the install command
+        else:
+            self._own = (embedder, Space(*check_embedder(embedder)))
+        self._tiers: dict[str, tuple[Embedder, Space]] = {}
         self._embedder_lock = threading.Lock()
         if store is not None:
             if path is not None:
@@ -170,34 +180,55 @@ class Memory:
 
     # -- embedders ---------------------------------------------------------------------------
 
-    def _resolve_embedder(self, embedder: object = None) -> tuple[Embedder, Space]:
-        """``embedder`` (validated), else this Memory's (the bundled one is loaded lazily)."""
+    def _tier_embedder(self, tier: str) -> tuple[Embedder, Space]:
+        """The embedder of ``tier`` and its space (each tier loaded once, on first use)."""
+        with self._embedder_lock:
+            found = self._tiers.get(tier)
+            if found is None:
+                loaded = tiers.load(tier, self._backend)
+                found = self._tiers[tier] = (loaded, Space(*check_embedder(loaded)))
+            return found
+
+    def _resolve_embedder(self, embedder: object = None) -> tuple[Embedder, Space] | None:
+        """``embedder`` (an object, validated, or a tier name), else this Memory's default;
+        None for ``"none"``."""
+        if isinstance(embedder, str):
+            tier = config.check_embedder_mode(embedder)
+            tiers.check_installed(tier)
+            return None if tier == "none" else self._tier_embedder(tier)
         if embedder is not None:
             return embedder, Space(*check_embedder(embedder))  # type: ignore[return-value]
-        with self._embedder_lock:
-            if self._embedder is None:
-                from memwire.embed.static import default_embedder
-
-                self._embedder = default_embedder(self._backend)
-                self._space = Space(*check_embedder(self._embedder))
-            assert self._space is not None
-            return self._embedder, self._space
+        if self._own is not None:
+            return self._own
+        return None if self._tier == "none" else self._tier_embedder(self._tier)
 
     @property
-    def embedder_id(self) -> str:
-        """The id of the embedder this Memory writes and queries vectors with."""
-        return self._resolve_embedder()[1][0]
+    def embedder_id(self) -> str | None:
+        """The id of the embedder a new bank takes (None: no vectors, ``"none"``)."""
+        found = self._resolve_embedder()
+        return found[1][0] if found is not None else None
 
     def _bank_embedder(self, name: str, head: BankHead | None) -> tuple[Embedder, Space] | None:
-        """The embedder for bank ``name``'s vectors, or None when its config turns them off;
-        InvalidInputError when the bank records another embedder space."""
-        if config.embedder_mode(head.config if head is not None else {}) == "none":
+        """The embedder for bank ``name``'s vectors, or None when they are off. A bank with
+        vectors keeps the embedder it recorded (InvalidInputError when this Memory cannot
+        load it); one without takes its config key's tier, else this Memory's default."""
+        mode = config.embedder_mode(head.config if head is not None else {})
+        if mode == "none":
             return None
-        embedder, space = self._resolve_embedder()
         recorded = head.space if head is not None else None
-        if recorded is not None and recorded != space:
-            raise InvalidInputError(space_mismatch(name, recorded, space))
-        return embedder, space
+        if recorded is None:
+            return self._resolve_embedder(mode)
+        if self._own is not None and self._own[1] == recorded:
+            return self._own
+        tier = tiers.tier_of(recorded.embedder)
+        if tier is not None:
+            found = self._tier_embedder(tier)  # EmbedExtraMissing names the install command
+            if found[1] == recorded:
+                return found
+        offered = self._resolve_embedder(mode)
+        raise InvalidInputError(
+            space_mismatch(name, recorded, offered[1] if offered is not None else ("none", 0))
+        )
 
     def _with_vectors(
         self, name: str, items: Sequence[NewMemory]
@@ -693,6 +724,12 @@ class Memory:
         self._check_open()
         name = clean_bank(bank)
         config.merge_config({}, values)  # validate before touching the store
+        mode = values.get("embedder") if isinstance(values, Mapping) else None
+        if isinstance(mode, str):
+            try:
+                tiers.check_installed(mode)
+            except EmbedExtraMissing as exc:
+                raise InvalidInputError(str(exc)) from None
         return self._store.update_config(name, lambda current: config.merge_config(current, values))
 
     # -- re-encoding -------------------------------------------------------------------------
@@ -701,11 +738,12 @@ class Memory:
         self,
         bank: str,
         *,
-        embedder: Embedder | None = None,
+        embedder: Embedder | str | None = None,
         batch: int = 1000,
         progress: Callable[[int, int], object] | None = None,
     ) -> int:
-        """Re-encode every memory of ``bank`` with ``embedder`` (default: this Memory's) and
+        """Re-encode every memory of ``bank`` with ``embedder`` (an object or a tier name;
+        default: the tier of the bank's config key ``embedder``, else this Memory's default) and
         make it the bank's embedder; returns how many memories this call encoded.
 
         Resumable and safe to interrupt: memories are encoded in ordinal order, ``batch`` at a
@@ -722,15 +760,21 @@ class Memory:
         size = check_int(batch, "batch", 1, MAX_REEMBED_BATCH)
         if progress is not None and not callable(progress):
             raise InvalidInputError("progress must be callable")
-        chosen, space = self._resolve_embedder(embedder)
         head = self._store.head(name)
         if head is None:
             raise NotFoundError(f"no bank {name!r}")
-        if config.embedder_mode(head.config) == "none":
+        mode = config.embedder_mode(head.config)
+        if mode == "none":
             raise InvalidInputError(
                 f"bank {name!r} has vectors turned off (config 'embedder' is 'none'); "
-                "set it to 'static' before re-encoding"
+                "set it to 'static' or 'minilm' before re-encoding"
             )
+        found = self._resolve_embedder(embedder if embedder is not None else mode)
+        if found is None:
+            raise InvalidInputError(
+                f"no embedder to re-encode bank {name!r} with: name one ('static' or 'minilm')"
+            )
+        chosen, space = found
         started = self._store.start_reembed(name, space)
         bank_id, cursor = started.bank_id, started.done_through
         total = self._store.count_rows(bank_id)

@@ -17,6 +17,7 @@ from memwire.errors import InvalidInputError
 __all__ = [
     "DEFAULT_AFTER",
     "DEFAULT_BEFORE",
+    "MAX_TURNS",
     "MAX_WINDOW",
     "TURN_KEYS",
     "conversation_items",
@@ -25,6 +26,9 @@ __all__ = [
 DEFAULT_BEFORE = 2
 DEFAULT_AFTER = 1
 MAX_WINDOW = 20
+MAX_TURNS = 100_000
+"""The most turns one call stores (a long conversation is sent in parts: a window never needs
+more than its neighbours, and ``session`` keeps parts apart)."""
 TURN_KEYS = frozenset(("speaker", "text", "created_at", "session", "tags"))
 
 
@@ -52,6 +56,17 @@ def _turn(position: int, turn: object) -> dict[str, Any]:
     return dict(turn)
 
 
+def _tag_list(tags: object) -> list[str]:
+    """A tag list as given (one string is one tag; the Memory API checks the rest)."""
+    if tags is None:
+        return []
+    if isinstance(tags, str):
+        return [tags]
+    if isinstance(tags, Iterable) and not isinstance(tags, (bytes, Mapping)):
+        return list(tags)
+    raise InvalidInputError("tags must be a list of strings")
+
+
 def conversation_items(
     turns: Iterable[object],
     *,
@@ -67,7 +82,11 @@ def conversation_items(
     before = _window(before, "before")
     after = _window(after, "after")
     checked = [_turn(i, t) for i, t in enumerate(turns)]
-    shared = list(tags) if tags is not None else []
+    if len(checked) > MAX_TURNS:
+        raise InvalidInputError(
+            f"turns: at most {MAX_TURNS:,} turns per call, got {len(checked):,}"
+        )
+    shared = _tag_list(tags)
     items: list[dict[str, Any]] = []
     # Positions of each session's turns, in conversation order: a window never crosses a
     # session, even when sessions interleave.
@@ -87,7 +106,10 @@ def conversation_items(
             item["context"] = "\n".join(around)[:MAX_CONTEXT_CHARS]
         if turn.get("created_at") is not None:
             item["created_at"] = turn["created_at"]
-        own = list(turn.get("tags") or [])
+        try:
+            own = _tag_list(turn.get("tags"))
+        except InvalidInputError:
+            raise InvalidInputError(f"turns[{i}]: tags must be a list of strings") from None
         if shared or own:
             item["tags"] = shared + [t for t in own if t not in shared]
         items.append(item)

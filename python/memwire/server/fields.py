@@ -43,6 +43,7 @@ __all__ = [
     "MAX_OFFSET",
     "OPERATIONS",
     "RECALL_FORMATS",
+    "TURN_SCHEMA",
     "Field",
     "describe",
     "field",
@@ -52,7 +53,7 @@ __all__ = [
     "reject_unknown",
 ]
 
-Kind = Literal["string", "integer", "number", "strings", "choice"]
+Kind = Literal["string", "integer", "number", "strings", "choice", "turns"]
 Door = Literal["http", "mcp", "cli"]
 DOORS: tuple[Door, ...] = ("http", "mcp", "cli")
 
@@ -74,14 +75,25 @@ class _MemoryLimits(NamedTuple):
     reembed_batch: int
     id_chars: int
     update_modes: tuple[str, ...]
+    window: int
+    turns: int
 
 
 @functools.cache
 def _memory_limits() -> _MemoryLimits:
     from memwire.memory.api import MAX_LIMIT, MAX_LIST_LIMIT, MAX_REEMBED_BATCH
+    from memwire.memory.conversation import MAX_TURNS, MAX_WINDOW
     from memwire.memory.items import MAX_ID_CHARS, UPDATE_MODES
 
-    return _MemoryLimits(MAX_LIMIT, MAX_LIST_LIMIT, MAX_REEMBED_BATCH, MAX_ID_CHARS, UPDATE_MODES)
+    return _MemoryLimits(
+        MAX_LIMIT,
+        MAX_LIST_LIMIT,
+        MAX_REEMBED_BATCH,
+        MAX_ID_CHARS,
+        UPDATE_MODES,
+        MAX_WINDOW,
+        MAX_TURNS,
+    )
 
 
 def _resolve(value: object) -> object:
@@ -112,7 +124,7 @@ class Field:
     high: Bound = None
     min_chars: int | None = None
     max_chars: Length = None
-    max_items: int | None = None
+    max_items: Length = None
     item_max_chars: int | None = None
     values: Choices = None
 
@@ -129,12 +141,44 @@ class Field:
         return _resolve(self.max_chars)  # type: ignore[return-value]
 
     @property
+    def max_count(self) -> int | None:
+        """The most items of a list field (``strings``, ``turns``)."""
+        return _resolve(self.max_items)  # type: ignore[return-value]
+
+    @property
     def choices(self) -> tuple[str, ...] | None:
         return _resolve(self.values)  # type: ignore[return-value]
 
 
 RETAIN = ("retain",)
 RECALL = ("recall",)
+CONVERSATION = ("retain_conversation",)
+
+TURN_SCHEMA: dict[str, object] = {
+    "type": "object",
+    "properties": {
+        "speaker": {"type": "string", "minLength": 1, "description": "who said it"},
+        "text": {"type": "string", "minLength": 1, "description": "what was said"},
+        "created_at": {
+            "type": "string",
+            "description": "when: an ISO 8601 date or datetime, stored as UTC",
+        },
+        "session": {
+            "type": ["string", "integer"],
+            "description": "the session it belongs to; a context window never crosses one",
+        },
+        "tags": {
+            "type": "array",
+            "items": {"type": "string", "maxLength": MAX_TAG_CHARS},
+            "maxItems": MAX_TAGS,
+            "description": "labels of this turn's memory",
+        },
+    },
+    "required": ["speaker", "text"],
+    "additionalProperties": False,
+}
+"""One turn of a conversation (``Memory.retain_conversation`` checks it; a test keeps its keys
+those of :data:`memwire.memory.conversation.TURN_KEYS`)."""
 
 BANK = Field(
     "bank",
@@ -163,8 +207,8 @@ FIELDS: tuple[Field, ...] = (
         "tags",
         "tags",
         "strings",
-        "labels to filter recall by",
-        RETAIN,
+        "labels to filter recall by; stored casefolded, so case never matters",
+        (*RETAIN, *CONVERSATION),
         flags=("--tag", "-t"),
         metavar="TAG",
         max_items=MAX_TAGS,
@@ -208,6 +252,40 @@ FIELDS: tuple[Field, ...] = (
         flags=("--update-mode",),
         metavar="MODE",
         values=lambda: _memory_limits().update_modes,
+    ),
+    Field(
+        "turns",
+        "turns",
+        "turns",
+        "the conversation in order: one memory per turn, stored as 'speaker: text' with the "
+        "texts of the turns around it (same session) as its context; secrets are redacted",
+        CONVERSATION,
+        required=True,
+        max_items=lambda: _memory_limits().turns,
+    ),
+    Field(
+        "before",
+        "before",
+        "integer",
+        "how many turns before each turn go into its context",
+        CONVERSATION,
+        default=2,
+        flags=("--before",),
+        metavar="N",
+        low=0,
+        high=lambda: _memory_limits().window,
+    ),
+    Field(
+        "after",
+        "after",
+        "integer",
+        "how many turns after each turn go into its context",
+        CONVERSATION,
+        default=1,
+        flags=("--after",),
+        metavar="N",
+        low=0,
+        high=lambda: _memory_limits().window,
     ),
     Field(
         "query",
@@ -335,6 +413,7 @@ FIELDS: tuple[Field, ...] = (
 
 OPERATIONS: dict[str, tuple[Door, ...]] = {
     "retain": DOORS,
+    "retain_conversation": DOORS,
     "recall": DOORS,
     "reflect": DOORS,
     "get": DOORS,
@@ -403,7 +482,9 @@ def limits_text(field: Field) -> str:
     if field.kind == "choice":
         return "one of " + ", ".join(field.choices or ())
     if field.kind == "strings":
-        return f"at most {field.max_items} of up to {field.item_max_chars} characters each"
+        return f"at most {field.max_count} of up to {field.item_max_chars} characters each"
+    if field.kind == "turns":
+        return f"at most {field.max_count:,} turns" if field.max_count is not None else ""
     high_chars = field.max_length
     return f"up to {high_chars:,} characters" if high_chars is not None else ""
 
@@ -431,13 +512,15 @@ _JSON_TYPES = {"string": "string", "integer": "integer", "number": "number", "ch
 def json_schema(field: Field, *, nullable: bool = False) -> dict[str, object]:
     """The JSON Schema of ``field``; ``nullable`` admits null (HTTP: null means absent)."""
     schema: dict[str, object]
-    if field.kind == "strings":
+    if field.kind in ("strings", "turns"):
         items: dict[str, object] = {"type": "string"}
-        if field.item_max_chars is not None:
+        if field.kind == "turns":
+            items = dict(TURN_SCHEMA)
+        elif field.item_max_chars is not None:
             items["maxLength"] = field.item_max_chars
         schema = {"type": "array", "items": items}
-        if field.max_items is not None:
-            schema["maxItems"] = field.max_items
+        if field.max_count is not None:
+            schema["maxItems"] = field.max_count
     else:
         schema = {"type": _JSON_TYPES[field.kind]}
     if field.kind == "choice":
@@ -466,7 +549,7 @@ def markdown_table() -> str:
         "| Field | Type | Limits | Default | Operations | Doors | CLI | What it is |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    kinds = {"strings": "array of strings", "choice": "string"}
+    kinds = {"strings": "array of strings", "choice": "string", "turns": "array of turns"}
     for f in (BANK, *FIELDS):
         if "cli" not in f.doors:
             cli = "-"

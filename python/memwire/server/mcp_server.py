@@ -1,11 +1,11 @@
 """memwire as an MCP server (official ``mcp`` SDK): stdio and streamable HTTP.
 
-Six tools, each a thin wrapper over :mod:`memwire.server.ops`, so a failing call (a bad
+Seven tools, each a thin wrapper over :mod:`memwire.server.ops`, so a failing call (a bad
 argument, a missing memory, a conflict, an unknown tool name) returns an MCP tool error
 (``isError``) carrying the very message the HTTP surface answers with:
 
-- ``memory_retain``, ``memory_recall``, ``memory_reflect``, ``memory_get``, ``memory_forget``,
-  ``memory_bank_config_get``.
+- ``memory_retain``, ``memory_retain_conversation``, ``memory_recall``, ``memory_reflect``,
+  ``memory_get``, ``memory_forget``, ``memory_bank_config_get``.
 
 Each tool's ``inputSchema`` is generated from the field table (:mod:`memwire.server.fields`).
 
@@ -137,6 +137,17 @@ SPECS: tuple[ToolSpec, ...] = (
         "revision (update_mode 'replace', the default) or, with 'append', is refused with a "
         "conflict error if the document already has one.",
         ops.retain,
+        read_only=False,
+    ),
+    ToolSpec(
+        "memory_retain_conversation",
+        "retain_conversation",
+        "Retain a conversation",
+        "Store a conversation, one memory per turn ('speaker: text'), each with the turns "
+        "around it in the same session as context, so a short reply stays findable by what "
+        "it answered. Returns the ids in turn order. The whole conversation is checked "
+        "before anything is stored; secrets are redacted.",
+        ops.retain_conversation,
         read_only=False,
     ),
     ToolSpec(
@@ -329,11 +340,18 @@ def http_session_manager(memory: Memory, *, max_body: int) -> StreamableHTTPSess
     )
 
 
-def run_stdio(db: str | None = None, *, bank: str | None = None, cwd: str | None = None) -> None:
+def run_stdio(
+    db: str | None = None,
+    *,
+    bank: str | None = None,
+    cwd: str | None = None,
+    embedder: str | None = None,
+) -> None:
     """Serve MCP on stdin/stdout until stdin closes (stdout carries only the protocol).
 
     ``bank`` pins every call; otherwise a call without ``bank`` uses the bank rule's choice
-    for ``cwd`` (default: this process's working directory, which hosts set to the project)."""
+    for ``cwd`` (default: this process's working directory, which hosts set to the project).
+    ``embedder``: the store-wide default embedder (:class:`memwire.Memory`)."""
     from mcp.server.stdio import stdio_server
 
     from memwire._text import clean_bank
@@ -350,5 +368,5 @@ def run_stdio(db: str | None = None, *, bank: str | None = None, cwd: str | None
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    with Memory(db) as memory:
+    with Memory(db, embedder=embedder) as memory:
         anyio.run(main, memory)

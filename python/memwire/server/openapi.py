@@ -100,6 +100,12 @@ def _document() -> dict[str, Any]:
             "required": ["id"],
             "properties": {"id": {"type": "string"}},
         },
+        "ConversationRequest": request_schema("retain_conversation"),
+        "ConversationResponse": {
+            "type": "object",
+            "required": ["ids"],
+            "properties": {"ids": _STR_LIST},
+        },
         "RecallRequest": request_schema("recall"),
         "Hit": {
             "type": "object",
@@ -207,6 +213,16 @@ def _document() -> dict[str, Any]:
                 "parameters": [bank],
                 "requestBody": _body("RetainRequest"),
                 "responses": _responses(_json(ref("RetainResponse")), body=True, conflict=True),
+            }
+        },
+        "/banks/{bank}/conversation": {
+            "post": {
+                "operationId": "retainConversation",
+                "summary": "Store a conversation, one memory per turn with the turns around it "
+                "as context; the whole request is checked before anything is written",
+                "parameters": [bank],
+                "requestBody": _body("ConversationRequest"),
+                "responses": _responses(_json(ref("ConversationResponse")), body=True),
             }
         },
         "/banks/{bank}/recall": {

@@ -48,6 +48,7 @@ __all__ = [
     "recall_hits",
     "reflect",
     "retain",
+    "retain_conversation",
     "stats",
 ]
 
@@ -120,6 +121,21 @@ def opt_str_list(body: Mapping[str, Any], name: str) -> list[str] | None:
     return list(value)
 
 
+def opt_objects(body: Mapping[str, Any], name: str, required: bool) -> list[Any] | None:
+    """An array of JSON objects (what each object holds is the Memory API's to check)."""
+    value = body.get(name)
+    if value is None:
+        if required:
+            raise InvalidInputError(f"{name} is required")
+        return None
+    if not isinstance(value, (list, tuple)):
+        raise InvalidInputError(f"{name} must be an array of objects, got {_type_name(value)}")
+    for position, item in enumerate(value):
+        if not isinstance(item, Mapping):
+            raise InvalidInputError(f"{name}[{position}] must be an object, got {_type_name(item)}")
+    return list(value)
+
+
 def opt_choice(body: Mapping[str, Any], name: str, choices: Sequence[str]) -> str | None:
     value = opt_str(body, name)
     if value is not None and value not in choices:
@@ -151,6 +167,8 @@ def check_field(body: Mapping[str, Any], field: Field) -> Any:
         value = opt_number(body, name)
     elif field.kind == "strings":
         value = opt_str_list(body, name)
+    elif field.kind == "turns":
+        value = opt_objects(body, name, field.required)
     else:
         value = opt_choice(body, name, field.choices or ())
     return field.default if value is None else value
@@ -265,6 +283,16 @@ def retain(memory: Memory, bank: str, body: object) -> dict[str, Any]:
         update_mode=f["update_mode"],
     )
     return {"id": memory_id}
+
+
+def retain_conversation(memory: Memory, bank: str, body: object) -> dict[str, Any]:
+    """``{turns, before?, after?, tags?}`` -> ``{ids}``: one memory per turn, in order. The
+    whole conversation is checked before anything is written."""
+    f = read(body, "retain_conversation")
+    ids = memory.retain_conversation(
+        f["turns"], bank=bank, before=f["before"], after=f["after"], tags=f["tags"]
+    )
+    return {"ids": ids}
 
 
 def recall_hits(memory: Memory, bank: str, f: Mapping[str, Any]) -> list[Any]:

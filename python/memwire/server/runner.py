@@ -152,16 +152,25 @@ def serve(
     token: str | None = None,
     log_level: str = "warning",
     sock: socket.socket | None = None,
+    embedder: str | None = None,
 ) -> None:
     """Serve the store at ``db`` (a location :func:`memwire.store.open_store` takes: a file, or
-    a ``postgresql://`` URL) until SIGINT/SIGTERM, then drain and close it."""
+    a ``postgresql://`` URL) until SIGINT/SIGTERM, then drain and close it. ``embedder``: the
+    embedder new banks take (a tier name; None: ``$MEMWIRE_EMBEDDER``, else ``static``); a tier
+    that is not installed refuses to start (:class:`ServeRefused`, naming the install
+    command)."""
     check_bind(host, token)
     from memwire.memory import Memory
 
     logging.basicConfig(level=logging.WARNING, format="memwire: %(levelname)s %(message)s")
+    from memwire.embed.minilm import EmbedExtraMissing
+    from memwire.errors import InvalidInputError
     from memwire.locations import store_id
 
-    memory = Memory(db)
+    try:
+        memory = Memory(db, embedder=embedder)
+    except (EmbedExtraMissing, InvalidInputError) as exc:
+        raise ServeRefused(str(exc)) from None
     try:
         server = make_server(
             memory,
