@@ -155,7 +155,7 @@ class Memory:
         self._lock = threading.Lock()
         self._banks: dict[str, BankState] = {}
         self._closed = False
-        self._snapshotter = Snapshotter(self._build_graph, self._snapshot)
+        self._snapshotter = Snapshotter(self._build_graph, self._snapshot, self._sweep_bank)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -574,6 +574,20 @@ class Memory:
                 self._apply(expired.result)
         return removed
 
+    def _sweep_bank(self, name: str) -> None:
+        """The background sweep of one TTL bank (a read first: most calls find nothing)."""
+        if self._closed:
+            return
+        days = config.ttl_days(self._store.get_config(name) or {})
+        if days is None:
+            return
+        cutoff = _dates.cutoff(days)
+        if not self._store.expire(name, cutoff, True).ids:
+            return
+        expired = self._store.expire(name, cutoff, False)
+        if expired.result is not None:
+            self._apply(expired.result)
+
     # -- reads -------------------------------------------------------------------------------
 
     def recall(
@@ -618,9 +632,13 @@ class Memory:
             allow = None
             if want or avoid or cutoff is not None:
                 allowed = self._store.allowed(state.bank_id, want, avoid, cutoff)
+                allow = allowed.ordinals
+                if cutoff is not None and allow is not None:
+                    # Maybe expired memories: swept in the background, so that a recall
+                    # stops paying for them (their filter is built per call).
+                    self._snapshotter.request(name, sweep=True)
                 if allowed.nothing:
                     return []
-                allow = allowed.ordinals
             weights = config.fusion_weights(cfg)
             vector: bytes | None = None
             if weights[2] > 0 and head.embedder is not None and state.index.dim:
