@@ -306,6 +306,7 @@ class Memory:
             else:
                 raise StorageError("the index could not be rebuilt") from None
             return
+        state.filters.changed(changes.added.ordinals, changes.removed)
         state.applied = changes.last_seq
 
     def _current(self, state: BankState) -> BankHead | None:
@@ -363,6 +364,7 @@ class Memory:
                         state.index.remove(ordinal)
                     if result.added:
                         self._add(state.index, result.added)
+                    state.filters.changed(result.added.ordinals, result.removed)
                     state.applied = result.last_seq
                 except InvalidInputError as exc:
                     log.warning("index of bank %r inconsistent (%s); reloading", state.name, exc)
@@ -630,15 +632,17 @@ class Memory:
             days = config.ttl_days(cfg)
             cutoff = _dates.cutoff(days) if days is not None else None
             allow = None
-            if want or avoid or cutoff is not None:
-                allowed = self._store.allowed(state.bank_id, want, avoid, cutoff)
-                allow = allowed.ordinals
-                if cutoff is not None and allow is not None:
-                    # Maybe expired memories: swept in the background, so that a recall
-                    # stops paying for them (their filter is built per call).
+            if want or avoid:
+                allow = state.filters.allowed(self._store, state.bank_id, want, avoid)
+            if cutoff is not None:
+                live = self._store.allowed(state.bank_id, [], [], cutoff).ordinals
+                if live is not None:
+                    # Expired memories, filtered out here at the cost of the whole bank: they
+                    # are swept in the background, so that later recalls stop paying for them.
                     self._snapshotter.request(name, sweep=True)
-                if allowed.nothing:
-                    return []
+                    allow = live if allow is None else sorted(set(allow).intersection(live))
+            if allow is not None and not allow:
+                return []
             weights = config.fusion_weights(cfg)
             vector: bytes | None = None
             if weights[2] > 0 and head.embedder is not None and state.index.dim:

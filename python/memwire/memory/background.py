@@ -27,13 +27,14 @@ class Snapshotter:
         self,
         build_graph: Callable[[str], None],
         snapshot: Callable[[str], None],
-        sweep: Callable[[str], None],
+        sweep: Callable[[str], None] | None = None,
     ) -> None:
         self._build_graph = build_graph
         self._snapshot = snapshot
         self._sweep = sweep
         self._pending: list[str] = []
         self._sweeps: set[str] = set()  # pending banks to sweep first
+        self._busy = False  # a bank is being worked on
         self._cv = threading.Condition()
         self._stop = False
         self._thread: threading.Thread | None = None
@@ -65,13 +66,24 @@ class Snapshotter:
                 bank = self._pending.pop(0)
                 sweep = bank in self._sweeps
                 self._sweeps.discard(bank)
+                self._busy = True
             try:
-                if sweep:
+                if sweep and self._sweep is not None:
                     self._sweep(bank)
                 self._build_graph(bank)
                 self._snapshot(bank)
             except Exception:  # one bank's failure must not end the thread for every bank
                 log.exception("background work on bank %r failed", bank)
+            finally:
+                with self._cv:
+                    self._busy = False
+                    self._cv.notify_all()
+
+    def drain(self) -> None:
+        """Wait until every requested bank has been worked on (tests, benchmarks)."""
+        with self._cv:
+            while (self._pending or self._busy) and not self._stop:
+                self._cv.wait()
 
     def building(self, plan: DenseGraphBuild | None) -> bool:
         """Record the graph being built (None when done); False once stopping."""

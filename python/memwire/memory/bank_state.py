@@ -8,6 +8,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from memwire.memory.filters import TagFilters
+
 if TYPE_CHECKING:
     from memwire._kernel.contract import BankIndex
 
@@ -92,6 +94,7 @@ class BankState:
         "_inflight_lock",
         "applied",
         "bank_id",
+        "filters",
         "graph_unsaved",
         "index",
         "lock",
@@ -116,6 +119,7 @@ class BankState:
         # served from the index without it (see ``covers``) rather than wait.
         self._inflight: dict[int, int] = {}
         self._inflight_lock = threading.Lock()
+        self.filters = TagFilters()  # recall's tag filters, changed with the index
 
     @contextmanager
     def inflight(self, first_seq: int, last_seq: int) -> Iterator[None]:
@@ -138,6 +142,7 @@ class BankState:
         return seq >= last_seq
 
     def clear(self) -> None:
+        self.filters.clear()
         self.index = None
         self.bank_id = 0
         self.applied = 0
