@@ -21,6 +21,8 @@ from typing import Any
 from . import _common as c
 
 STORES = Path(tempfile.gettempdir()) / "memwire-asv-memory"
+PARAMS = [c.BACKENDS, c.SIZES]
+PARAM_NAMES = ["backend", "n"]
 
 
 def _build(path: Path, backend: str, n: int) -> None:
@@ -65,8 +67,8 @@ _opened: dict[tuple[str, int], _Opened] = {}
 class Recall:
     """``Memory.recall(q, limit=10)``, plain and filtered."""
 
-    params = [c.BACKENDS, c.SIZES]
-    param_names = ["backend", "n"]
+    params = PARAMS
+    param_names = PARAM_NAMES
     timeout = 600
     number = 1
     repeat = (20, 300, 4.0)
