@@ -41,7 +41,7 @@ def lowered(m: Memory, bank: str = "default") -> None:
     """Load the bank's index and lower its exact threshold (the test hook)."""
     m.recall("note", bank=bank)
     state = m._bank(bank)
-    with state.lock:
+    with state.lock.write():
         assert state.index is not None
         state.index._set_dense_exact_max(THRESHOLD)
 
@@ -82,7 +82,7 @@ def test_the_graph_snapshot_replaces_one_of_the_same_changes(
         first = m._store.load_snapshot(state.bank_id, SHELL_FORMAT)
         assert first is not None and first.seq == state.applied
         assert stored_graph(m) is None
-        with state.lock:
+        with state.lock.write():
             assert state.index is not None
             state.index._set_dense_exact_max(THRESHOLD)
         m.recall("note")  # hands the bank to the background thread
@@ -98,7 +98,7 @@ def test_close_abandons_a_build_under_way(db_path: Path, any_backend: str) -> No
     m.retain_many(notes(10))
     m.recall("note")
     state = m._bank("default")
-    with state.lock:
+    with state.lock.write():
         assert state.index is not None
         state.index._set_dense_exact_max(5)
         plan = state.index.plan_dense_graph()

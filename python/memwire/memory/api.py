@@ -12,12 +12,13 @@ index is loaded: nothing is re-embedded on open.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
 import threading
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
@@ -79,9 +80,21 @@ MAX_LIST_LIMIT = 1000
 MAX_REEMBED_BATCH = 100_000
 BATCH_SIZE = 10_000
 SNAPSHOT_MIN_CHANGES = 1000
+_CATCH_UP_TRIES = 3
 # What an index snapshot depends on besides the kernel (which checks its own versions): how
 # this shell builds index text and the Unicode version of the NFKC it applies.
 SHELL_FORMAT = f"shell=2;nfkc={unicodedata.unidata_version}"
+
+
+def _is_current(state: BankState, head: BankHead) -> bool:
+    """Whether ``state``'s index reflects the bank ``head`` describes (or a later version)."""
+    index = state.index
+    return (
+        index is not None
+        and state.bank_id == head.bank_id
+        and index.dim == head.dim
+        and state.covers(head.last_seq)
+    )
 
 
 class Memory:
@@ -141,7 +154,7 @@ class Memory:
         self._lock = threading.Lock()
         self._banks: dict[str, BankState] = {}
         self._closed = False
-        self._snapshotter = Snapshotter(self._build_graph, self._snapshot)
+        self._snapshotter = Snapshotter(self._build_graph, self._snapshot, self._sweep_bank)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -313,6 +326,7 @@ class Memory:
             else:
                 raise StorageError("the index could not be rebuilt") from None
             return
+        state.filters.changed(changes.added.ordinals, changes.removed)
         state.applied = changes.last_seq
 
     def _current(self, state: BankState) -> BankHead | None:
@@ -328,6 +342,22 @@ class Memory:
             self._replay(state)
         return head
 
+    @contextlib.contextmanager
+    def _reading(self, state: BankState) -> Iterator[BankHead | None]:
+        """Hold ``state``'s read lock over an index as current as the store's head read on
+        entry (None: no such bank). Recalls share the lock; catching up with the store (a
+        replay, a load) takes the write lock briefly and then reads again."""
+        head = self._store.head(state.name)
+        for _ in range(_CATCH_UP_TRIES):
+            with state.lock.read():
+                if head is None or _is_current(state, head):
+                    yield head
+                    return
+            with state.lock.write():
+                head = self._current(state)
+        with state.lock.write():  # the bank keeps changing under us: read as the writer
+            yield self._current(state)
+
     def _apply(self, result: WriteResult) -> None:
         """Apply a committed write to the loaded index, if any (the write is already durable)."""
         if result.first_seq == result.last_seq:
@@ -336,7 +366,7 @@ class Memory:
             state = self._banks.get(result.bank)
         if state is None:
             return
-        with state.lock:
+        with state.inflight(result.first_seq, result.last_seq), state.lock.write():
             if state.index is None:
                 return
             if state.bank_id != result.bank_id or (
@@ -354,6 +384,7 @@ class Memory:
                         state.index.remove(ordinal)
                     if result.added:
                         self._add(state.index, result.added)
+                    state.filters.changed(result.added.ordinals, result.removed)
                     state.applied = result.last_seq
                 except InvalidInputError as exc:
                     log.warning("index of bank %r inconsistent (%s); reloading", state.name, exc)
@@ -385,7 +416,7 @@ class Memory:
             state = self._banks.get(name)
         if state is None:
             return
-        with state.lock:
+        with state.lock.write():
             index = state.index
             plan = index.plan_dense_graph() if index is not None else None
         if plan is None or not self._snapshotter.building(plan):
@@ -399,7 +430,7 @@ class Memory:
             self._snapshotter.building(None)
         if not built:
             return
-        with state.lock:
+        with state.lock.write():
             if state.index is index and index is not None and index.install_dense_graph(plan):
                 state.graph_unsaved = True
 
@@ -411,7 +442,7 @@ class Memory:
             state = self._banks.get(name)
         if state is None:
             return
-        with state.lock:
+        with state.lock.read(long=True):
             if state.index is None or (
                 state.applied <= state.snap_seq
                 and not state.graph_unsaved
@@ -434,7 +465,7 @@ class Memory:
         except MemwireError as exc:
             log.debug("snapshot of bank %r not written: %s", name, exc)
             return
-        with state.lock:
+        with state.lock.write():
             if state.bank_id == bank_id and state.snap_seq <= seq:
                 state.snap_seq = seq
                 state.graph_unsaved = state.graph_unsaved and not graph
@@ -545,7 +576,7 @@ class Memory:
         self._check_open()
         name = clean_bank(bank)
         state = self._bank(name)
-        with state.lock:
+        with state.lock.write():
             existed = self._store.delete_bank(name)
             state.clear()
         return existed
@@ -564,6 +595,20 @@ class Memory:
             if expired.result is not None:
                 self._apply(expired.result)
         return removed
+
+    def _sweep_bank(self, name: str) -> None:
+        """The background sweep of one TTL bank (a read first: most calls find nothing)."""
+        if self._closed:
+            return
+        days = config.ttl_days(self._store.get_config(name) or {})
+        if days is None:
+            return
+        cutoff = _dates.cutoff(days)
+        if not self._store.expire(name, cutoff, True).ids:
+            return
+        expired = self._store.expire(name, cutoff, False)
+        if expired.result is not None:
+            self._apply(expired.result)
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -600,19 +645,24 @@ class Memory:
         want = clean_tags(tags) if tags is not None else []
         avoid = clean_tags(exclude_tags, "exclude_tags") if exclude_tags is not None else []
         state = self._bank(name)
-        with state.lock:
-            head = self._current(state)
+        with self._reading(state) as head:
             if head is None or state.index is None or len(state.index) == 0:
                 return []
             cfg = head.config
             days = config.ttl_days(cfg)
             cutoff = _dates.cutoff(days) if days is not None else None
             allow = None
-            if want or avoid or cutoff is not None:
-                allowed = self._store.allowed(state.bank_id, want, avoid, cutoff)
-                if allowed.nothing:
-                    return []
-                allow = allowed.ordinals
+            if want or avoid:
+                allow = state.filters.allowed(self._store, state.bank_id, want, avoid)
+            if cutoff is not None:
+                live = self._store.allowed(state.bank_id, [], [], cutoff).ordinals
+                if live is not None:
+                    # Expired memories, filtered out here at the cost of the whole bank: they
+                    # are swept in the background, so that later recalls stop paying for them.
+                    self._snapshotter.request(name, sweep=True)
+                    allow = live if allow is None else sorted(set(allow).intersection(live))
+            if allow is not None and not allow:
+                return []
             weights = config.fusion_weights(cfg)
             vector: bytes | None = None
             if weights[2] > 0 and head.embedder is not None and state.index.dim:
@@ -795,7 +845,7 @@ class Memory:
             if progress is not None:
                 progress(done, max(total, done))
         state = self._bank(name)
-        with state.lock:
+        with state.lock.write():
             state.clear()  # other processes notice the pruned change log instead
         return encoded
 

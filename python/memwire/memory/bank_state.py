@@ -4,13 +4,16 @@ it in shape is in :mod:`memwire.memory.background`."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
+
+from memwire.memory.filters import TagFilters
 
 if TYPE_CHECKING:
     from memwire._kernel.contract import BankIndex
 
-__all__ = ["BankState", "fit_vectors", "is_lookup"]
+__all__ = ["BankState", "ReadWriteLock", "fit_vectors", "is_lookup"]
 
 
 def is_lookup(index: BankIndex, query: str, allow: Sequence[int] | None, ratio: float) -> bool:
@@ -30,12 +33,68 @@ def fit_vectors(vectors: Sequence[bytes | None], dim: int) -> list[bytes | None]
     return [v if v is not None and dim and len(v) == 2 * dim else None for v in vectors]
 
 
+class ReadWriteLock:
+    """Many readers at once, or one writer (docs/architecture.md, "Reads in parallel").
+
+    A waiting writer holds back new readers, so a stream of recalls cannot starve a write;
+    except while a *long* reader (a snapshot being encoded) holds the lock: the writer has to
+    wait for it anyway, so recalls keep coming in meanwhile instead of queueing behind both.
+    Not reentrant: a holder must not take it again."""
+
+    __slots__ = ("_cond", "_long", "_readers", "_waiting", "_writer")
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._readers = 0
+        self._long = 0
+        self._waiting = 0
+        self._writer = False
+
+    @contextmanager
+    def read(self, long: bool = False) -> Iterator[None]:
+        with self._cond:
+            while self._writer or (self._waiting and not self._long):
+                self._cond.wait()
+            self._readers += 1
+            self._long += long
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                self._long -= long
+                if self._readers == 0 or (long and self._long == 0):
+                    self._cond.notify_all()
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        with self._cond:
+            self._waiting += 1
+            try:
+                while self._writer or self._readers:
+                    self._cond.wait()
+            finally:
+                self._waiting -= 1
+            self._writer = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._writer = False
+                self._cond.notify_all()
+
+
 class BankState:
-    """One bank's derived index in this process. Guarded by ``lock``."""
+    """One bank's derived index in this process. Guarded by ``lock``: a recall reads the index
+    under ``lock.read()``, everything that changes the index or these fields holds
+    ``lock.write()``."""
 
     __slots__ = (
+        "_inflight",
+        "_inflight_lock",
         "applied",
         "bank_id",
+        "filters",
         "graph_unsaved",
         "index",
         "lock",
@@ -46,7 +105,7 @@ class BankState:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.lock = threading.Lock()
+        self.lock = ReadWriteLock()
         self.bank_id = 0
         self.index: BankIndex | None = None
         self.applied = 0  # the bank's change sequence the index reflects
@@ -55,8 +114,35 @@ class BankState:
         # The stored snapshot could not be loaded (another format, contract or tokenizer
         # version, another dim): the next snapshot replaces it, even of the same changes.
         self.snap_unusable = False
+        # This process's committed writes waiting for ``lock.write()`` to reach the index:
+        # first_seq -> last_seq. Until one returns it is not acknowledged, so a recall may be
+        # served from the index without it (see ``covers``) rather than wait.
+        self._inflight: dict[int, int] = {}
+        self._inflight_lock = threading.Lock()
+        self.filters = TagFilters()  # recall's tag filters, changed with the index
+
+    @contextmanager
+    def inflight(self, first_seq: int, last_seq: int) -> Iterator[None]:
+        """Mark the write ``first_seq`` -> ``last_seq`` as on its way into the index."""
+        with self._inflight_lock:
+            self._inflight[first_seq] = last_seq
+        try:
+            yield
+        finally:
+            with self._inflight_lock:
+                self._inflight.pop(first_seq, None)
+
+    def covers(self, last_seq: int) -> bool:
+        """Whether the index (at ``applied``) misses nothing of the bank up to ``last_seq``
+        but writes of this process still on their way in (not yet acknowledged)."""
+        seq = self.applied
+        with self._inflight_lock:
+            while seq < last_seq and seq in self._inflight:
+                seq = self._inflight[seq]
+        return seq >= last_seq
 
     def clear(self) -> None:
+        self.filters.clear()
         self.index = None
         self.bank_id = 0
         self.applied = 0

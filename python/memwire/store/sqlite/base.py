@@ -14,7 +14,7 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -36,6 +36,7 @@ log = logging.getLogger("memwire.store")
 SCHEMA_VERSION = 2
 BUSY_TIMEOUT_S = 10.0
 RETRY_DEADLINE_S = 120.0
+MAX_IDLE_READERS = 4  # read connections kept open between reads
 
 T = TypeVar("T")
 
@@ -147,15 +148,39 @@ class _Busy(Exception):
     """Internal: the database stayed busy past one attempt."""
 
 
+def _connect(target: str, uri: bool) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit), usable from any thread
+    (each is used by one thread at a time: the writer under its lock, readers from the pool)."""
+    try:
+        return sqlite3.connect(
+            target, uri=uri, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+        )
+    except sqlite3.Error as exc:
+        log.debug("sqlite connect failed: %s", exc)
+        raise StorageError("the store could not be opened") from None
+
+
+def _close_quietly(conn: sqlite3.Connection) -> None:
+    try:
+        conn.close()
+    except sqlite3.Error as exc:
+        log.debug("close failed: %s", exc)
+
+
 class SQLiteBase:
-    """One connection to the store file, guarded by a lock, with the schema in place."""
+    """The store file with the schema in place: one writer connection, guarded by a lock, and
+    a pool of read-only connections (WAL: readers never wait for the writer nor each other)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # the writer connection
+        self._pool_lock = threading.Lock()
+        self._idle: list[sqlite3.Connection] = []
         self.ephemeral = str(path) == ":memory:"
         self._conn: sqlite3.Connection | None = None
+        self._uri = ""
         if not self.ephemeral:
             target = Path(path)
+            self._uri = target.absolute().as_uri() + "?mode=ro"
             try:
                 # 0600 before SQLite opens it: SQLite gives the WAL and SHM files the mode of
                 # the database file, so all three stay private to their user.
@@ -164,16 +189,7 @@ class SQLiteBase:
             except OSError as exc:
                 log.debug("cannot create the store file: %s", exc)
                 raise StorageError("the store could not be opened") from None
-        try:
-            self._conn = sqlite3.connect(
-                str(path),
-                timeout=BUSY_TIMEOUT_S,
-                isolation_level=None,
-                check_same_thread=False,
-            )
-        except sqlite3.Error as exc:
-            log.debug("sqlite connect failed: %s", exc)
-            raise StorageError("the store could not be opened") from None
+        self._conn = _connect(str(path), uri=False)
         try:
             self._retry(self._setup, "open")
         except BaseException:
@@ -221,13 +237,47 @@ class SQLiteBase:
             raise StorageError(CLOSED)
         return self._conn
 
-    def _retry(self, fn: Callable[[sqlite3.Connection], T], what: str) -> T:
-        """Run ``fn`` (a whole transaction or read) retrying while the database is busy."""
+    @contextlib.contextmanager
+    def _writer(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            yield self.conn
+
+    @contextlib.contextmanager
+    def _reader(self) -> Iterator[sqlite3.Connection]:
+        """A read-only connection of the pool (the writer's for ``:memory:``, which is one
+        database per connection), returned to the pool afterwards."""
+        if self.ephemeral:
+            with self._writer() as conn:
+                yield conn
+            return
+        with self._pool_lock:
+            if self._conn is None:
+                raise StorageError(CLOSED)
+            idle = self._idle.pop() if self._idle else None
+        conn = idle if idle is not None else _connect(self._uri, uri=True)
+        try:
+            yield conn
+        finally:
+            with self._pool_lock:
+                keep = self._conn is not None and len(self._idle) < MAX_IDLE_READERS
+                if keep:
+                    self._idle.append(conn)
+            if not keep:
+                _close_quietly(conn)
+
+    def _retry(
+        self,
+        fn: Callable[[sqlite3.Connection], T],
+        what: str,
+        connection: Callable[[], contextlib.AbstractContextManager[sqlite3.Connection]]
+        | None = None,
+    ) -> T:
+        """Run ``fn`` (a whole transaction or read) on a connection (default: the writer),
+        retrying while the database is busy. The sleeps between attempts hold no lock."""
         deadline = time.monotonic() + RETRY_DEADLINE_S
         delay = 0.005
-        with self._lock:
-            while True:
-                conn = self.conn
+        while True:
+            with (connection or self._writer)() as conn:
                 try:
                     return fn(conn)
                 except MemwireError:
@@ -236,15 +286,18 @@ class SQLiteBase:
                     if conn.in_transaction:
                         with contextlib.suppress(sqlite3.Error):
                             conn.execute("ROLLBACK")
-                    if _is_busy(exc) and time.monotonic() < deadline:
-                        log.debug("store busy during %s, retrying: %s", what, exc)
-                        time.sleep(delay * (0.5 + random.random()))
-                        delay = min(delay * 2, 0.5)
-                        continue
-                    log.debug("store failure during %s: %r", what, exc)
-                    if _is_busy(exc):
-                        raise StorageError("the store stayed busy; try again later") from None
-                    raise StorageError(f"the store failed during {what}") from None
+                    if not _is_busy(exc) or time.monotonic() >= deadline:
+                        log.debug("store failure during %s: %r", what, exc)
+                        if _is_busy(exc):
+                            raise StorageError("the store stayed busy; try again later") from None
+                        raise StorageError(f"the store failed during {what}") from None
+                    log.debug("store busy during %s, retrying: %s", what, exc)
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 0.5)
+
+    def _query(self, fn: Callable[[sqlite3.Connection], T], what: str) -> T:
+        """Run ``fn`` (reads only, one statement) on a reader connection, with retry."""
+        return self._retry(fn, what, self._reader)
 
     def _write(self, fn: Callable[[sqlite3.Connection], T], what: str) -> T:
         """Run ``fn`` inside ``BEGIN IMMEDIATE`` ... ``COMMIT``, with retry."""
@@ -273,10 +326,14 @@ class SQLiteBase:
                 if conn.in_transaction:
                     conn.execute("COMMIT")
 
-        return self._retry(tx, what)
+        return self._retry(tx, what, self._reader)
 
     def close(self) -> None:
         with self._lock:
+            with self._pool_lock:
+                idle, self._idle = self._idle, []
+            for reader in idle:
+                _close_quietly(reader)
             if self._conn is not None:
                 try:
                     if not self.ephemeral:

@@ -30,7 +30,7 @@ class ReembedTables(SQLiteBase):
     """The ``reembeds`` and ``staged_vectors`` tables."""
 
     def reembed_state(self, bank: str) -> ReembedState | None:
-        found = self._retry(
+        found = self._query(
             lambda conn: conn.execute(
                 "SELECT r.bank_id, r.embedder, r.dim, r.done_through FROM reembeds r "
                 "JOIN banks b ON b.id = r.bank_id WHERE b.name = ?",
@@ -74,7 +74,7 @@ class ReembedTables(SQLiteBase):
         return self._write(tx, "reembed")
 
     def reembed_page(self, bank_id: int, after: int, limit: int) -> list[ReembedItem]:
-        rows = self._retry(
+        rows = self._query(
             lambda conn: conn.execute(
                 "SELECT ordinal, content, context FROM memories WHERE bank_id = ? AND ordinal > ? "
                 "ORDER BY ordinal LIMIT ?",
@@ -155,7 +155,7 @@ class ReembedTables(SQLiteBase):
         return self._write(tx, "reembed")
 
     def count_rows(self, bank_id: int, after: int = 0) -> int:
-        found = self._retry(
+        found = self._query(
             lambda conn: conn.execute(
                 "SELECT COUNT(*) FROM memories WHERE bank_id = ? AND ordinal > ?",
                 (bank_id, after),

@@ -86,7 +86,7 @@ class SQLiteStore(SnapshotTables, ReembedTables):
         return bank_id, 0, "{}"
 
     def head(self, bank: str) -> BankHead | None:
-        found = self._retry(
+        found = self._query(
             lambda conn: conn.execute(
                 "SELECT id, last_seq, config, embedder, dim FROM banks WHERE name = ?", (bank,)
             ).fetchone(),
@@ -97,7 +97,7 @@ class SQLiteStore(SnapshotTables, ReembedTables):
         return BankHead(found[0], found[1], json.loads(found[2]), found[3], found[4])
 
     def bank_names(self) -> list[str]:
-        rows = self._retry(
+        rows = self._query(
             lambda conn: conn.execute("SELECT name FROM banks ORDER BY name").fetchall(), "read"
         )
         return [r[0] for r in rows]
@@ -348,7 +348,7 @@ class SQLiteStore(SnapshotTables, ReembedTables):
     # -- reads -------------------------------------------------------------------------------
 
     def get(self, memory_id: str) -> Row | None:
-        found = self._retry(
+        found = self._query(
             lambda conn: conn.execute(
                 f"SELECT {_ROW_COLUMNS} FROM memories m JOIN banks b ON b.id = m.bank_id "
                 "WHERE m.id = ?",
@@ -376,7 +376,7 @@ class SQLiteStore(SnapshotTables, ReembedTables):
         return self._read(read, "read")
 
     def list_rows(self, bank: str, limit: int, offset: int) -> list[Row]:
-        rows = self._retry(
+        rows = self._query(
             lambda conn: conn.execute(
                 f"SELECT {_ROW_COLUMNS} FROM memories m JOIN banks b ON b.id = m.bank_id "
                 "WHERE b.name = ? ORDER BY m.created_at DESC, m.ordinal DESC LIMIT ? OFFSET ?",
@@ -390,7 +390,7 @@ class SQLiteStore(SnapshotTables, ReembedTables):
         """Every memory of ``bank`` in ordinal (retain) order, read in pages."""
         after = -1
         while True:
-            page = self._retry(
+            page = self._query(
                 lambda conn, after=after: conn.execute(  # type: ignore[misc]
                     f"SELECT {_ROW_COLUMNS} FROM memories m JOIN banks b ON b.id = m.bank_id "
                     "WHERE b.name = ? AND m.ordinal > ? ORDER BY m.ordinal LIMIT 1000",
