@@ -20,6 +20,7 @@ from memwire.server.testing import serve_in_thread
 TOOLS = {
     # name: (read_only, destructive)
     "memory_retain": (False, False),
+    "memory_retain_many": (False, False),
     "memory_recall": (True, False),
     "memory_reflect": (True, False),
     "memory_get": (True, False),

@@ -17,7 +17,6 @@ import os
 import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
@@ -63,6 +62,7 @@ from memwire.store import (
     StagedVector,
     Store,
     WriteResult,
+    default_path,
     open_store,
     space_mismatch,
 )
@@ -82,17 +82,6 @@ SNAPSHOT_MIN_CHANGES = 1000
 # What an index snapshot depends on besides the kernel (which checks its own versions): how
 # this shell builds index text and the Unicode version of the NFKC it applies.
 SHELL_FORMAT = f"shell=2;nfkc={unicodedata.unidata_version}"
-
-
-def default_path() -> Path:
-    """``$MEMWIRE_HOME/memory.db``, else ``$XDG_DATA_HOME/memwire/memory.db`` (XDG default
-    ``~/.local/share``)."""
-    home = os.environ.get("MEMWIRE_HOME", "").strip()
-    if home:
-        return Path(home).expanduser() / "memory.db"
-    data = os.environ.get("XDG_DATA_HOME", "").strip()
-    base = Path(data).expanduser() if data else Path.home() / ".local" / "share"
-    return base / "memwire" / "memory.db"
 
 
 class Memory:

@@ -375,6 +375,10 @@ def build_routes(memory: Memory, mcp: LazyMCP | None) -> list[Route]:
         body = await read_json(request)
         return await in_thread(ops.retain, memory, _bank(request), body)
 
+    async def retain_many(request: Request) -> Any:
+        body = await read_json(request)
+        return await in_thread(ops.retain_many, memory, _bank(request), body)
+
     async def recall(request: Request) -> Any:
         body = await read_json(request)
         return await in_thread(ops.recall, memory, _bank(request), body)
@@ -414,6 +418,7 @@ def build_routes(memory: Memory, mcp: LazyMCP | None) -> list[Route]:
         Route("/openapi.json", endpoint(openapi), methods=["GET"]),
         Route("/banks", endpoint(list_banks), methods=["GET"]),
         Route("/banks/{bank:path}/retain", endpoint(retain), methods=["POST"]),
+        Route("/banks/{bank:path}/retain_many", endpoint(retain_many), methods=["POST"]),
         Route("/banks/{bank:path}/recall", endpoint(recall), methods=["POST"]),
         Route("/banks/{bank:path}/reflect", endpoint(reflect), methods=["POST"]),
         Route("/banks/{bank:path}/config", endpoint(config_get), methods=["GET"]),

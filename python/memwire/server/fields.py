@@ -50,7 +50,8 @@ __all__ = [
     "markdown_table",
 ]
 
-Kind = Literal["string", "integer", "number", "strings", "choice"]
+Kind = Literal["string", "integer", "number", "strings", "choice", "items"]
+"""``items``: an array of memories, each a string or an object of retain's fields."""
 Door = Literal["http", "mcp", "cli"]
 DOORS: tuple[Door, ...] = ("http", "mcp", "cli")
 
@@ -72,14 +73,17 @@ class _MemoryLimits(NamedTuple):
     reembed_batch: int
     id_chars: int
     update_modes: tuple[str, ...]
+    batch: int
 
 
 @functools.cache
 def _memory_limits() -> _MemoryLimits:
-    from memwire.memory.api import MAX_LIMIT, MAX_LIST_LIMIT, MAX_REEMBED_BATCH
+    from memwire.memory.api import BATCH_SIZE, MAX_LIMIT, MAX_LIST_LIMIT, MAX_REEMBED_BATCH
     from memwire.memory.items import MAX_ID_CHARS, UPDATE_MODES
 
-    return _MemoryLimits(MAX_LIMIT, MAX_LIST_LIMIT, MAX_REEMBED_BATCH, MAX_ID_CHARS, UPDATE_MODES)
+    return _MemoryLimits(
+        MAX_LIMIT, MAX_LIST_LIMIT, MAX_REEMBED_BATCH, MAX_ID_CHARS, UPDATE_MODES, BATCH_SIZE
+    )
 
 
 def _resolve(value: object) -> object:
@@ -110,7 +114,7 @@ class Field:
     high: Bound = None
     min_chars: int | None = None
     max_chars: Length = None
-    max_items: int | None = None
+    max_items: Length = None
     item_max_chars: int | None = None
     values: Choices = None
 
@@ -127,11 +131,17 @@ class Field:
         return _resolve(self.max_chars)  # type: ignore[return-value]
 
     @property
+    def max_count(self) -> int | None:
+        """``max_items`` resolved: the most entries an array field takes."""
+        return _resolve(self.max_items)  # type: ignore[return-value]
+
+    @property
     def choices(self) -> tuple[str, ...] | None:
         return _resolve(self.values)  # type: ignore[return-value]
 
 
-RETAIN = ("retain",)
+RETAIN = ("retain", "retain_many_item")
+"""``retain_many_item``: the fields of one object in retain_many's ``items``."""
 RECALL = ("recall",)
 
 BANK = Field(
@@ -206,6 +216,18 @@ FIELDS: tuple[Field, ...] = (
         flags=("--update-mode",),
         metavar="MODE",
         values=lambda: _memory_limits().update_modes,
+    ),
+    Field(
+        "items",
+        "items",
+        "items",
+        "the memories to store, each a string (its content) or an object with retain's fields "
+        "(content, tags, context, created_at, document_id, update_mode); all are checked before "
+        "any is written, and they are written in one transaction",
+        ("retain_many",),
+        required=True,
+        doors=("http", "mcp"),
+        max_items=lambda: _memory_limits().batch,
     ),
     Field(
         "query",
@@ -333,6 +355,8 @@ FIELDS: tuple[Field, ...] = (
 
 OPERATIONS: dict[str, tuple[Door, ...]] = {
     "retain": DOORS,
+    "retain_many": ("http", "mcp"),
+    "retain_many_item": (),  # no door: the shape of one of retain_many's items
     "recall": DOORS,
     "reflect": DOORS,
     "get": DOORS,
@@ -385,7 +409,9 @@ def limits_text(field: Field) -> str:
     if field.kind == "choice":
         return "one of " + ", ".join(field.choices or ())
     if field.kind == "strings":
-        return f"at most {field.max_items} of up to {field.item_max_chars} characters each"
+        return f"at most {field.max_count} of up to {field.item_max_chars} characters each"
+    if field.kind == "items":
+        return f"1 to {field.max_count:,} memories"
     high_chars = field.max_length
     return f"up to {high_chars:,} characters" if high_chars is not None else ""
 
@@ -418,8 +444,12 @@ def json_schema(field: Field, *, nullable: bool = False) -> dict[str, object]:
         if field.item_max_chars is not None:
             items["maxLength"] = field.item_max_chars
         schema = {"type": "array", "items": items}
-        if field.max_items is not None:
-            schema["maxItems"] = field.max_items
+        if field.max_count is not None:
+            schema["maxItems"] = field.max_count
+    elif field.kind == "items":
+        schema = {"type": "array", "items": _item_schema(), "minItems": 1}
+        if field.max_count is not None:
+            schema["maxItems"] = field.max_count
     else:
         schema = {"type": _JSON_TYPES[field.kind]}
     if field.kind == "choice":
@@ -442,13 +472,29 @@ def json_schema(field: Field, *, nullable: bool = False) -> dict[str, object]:
     return schema
 
 
+def _item_schema() -> dict[str, object]:
+    """One of retain_many's items: a string, or an object of retain's fields."""
+    taken = fields_for("retain_many_item")
+    return {
+        "anyOf": [
+            {"type": "string", "minLength": 1},
+            {
+                "type": "object",
+                "properties": {f.name: json_schema(f, nullable=True) for f in taken},
+                "required": [f.name for f in taken if f.required],
+                "additionalProperties": False,
+            },
+        ]
+    }
+
+
 def markdown_table() -> str:
     """The table as Markdown, as docs/serving.md shows it (a test keeps the two equal)."""
     rows = [
         "| Field | Type | Limits | Default | Operations | Doors | CLI | What it is |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    kinds = {"strings": "array of strings", "choice": "string"}
+    kinds = {"strings": "array of strings", "choice": "string", "items": "array of memories"}
     for f in (BANK, *FIELDS):
         if "cli" not in f.doors:
             cli = "-"
@@ -462,7 +508,9 @@ def markdown_table() -> str:
             kinds.get(f.kind, f.kind) + (" (required)" if f.required else ""),
             limits_text(f) or "-",
             default,
-            ", ".join(f.operations) if f.operations else "all but `banks`",
+            ", ".join(o for o in f.operations if OPERATIONS[o])
+            if f.operations
+            else "all but `banks`",
             ", ".join(d.upper() for d in f.doors),
             cli,
             f.help,

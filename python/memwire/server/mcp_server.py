@@ -1,11 +1,11 @@
 """memwire as an MCP server (official ``mcp`` SDK): stdio and streamable HTTP.
 
-Six tools, each a thin wrapper over :mod:`memwire.server.ops`, so a failing call (a bad
+Seven tools, each a thin wrapper over :mod:`memwire.server.ops`, so a failing call (a bad
 argument, a missing memory, a conflict, an unknown tool name) returns an MCP tool error
 (``isError``) carrying the very message the HTTP surface answers with:
 
-- ``memory_retain``, ``memory_recall``, ``memory_reflect``, ``memory_get``, ``memory_forget``,
-  ``memory_bank_config_get``.
+- ``memory_retain``, ``memory_retain_many``, ``memory_recall``, ``memory_reflect``,
+  ``memory_get``, ``memory_forget``, ``memory_bank_config_get``.
 
 Each tool's ``inputSchema`` is generated from the field table (:mod:`memwire.server.fields`).
 
@@ -132,6 +132,16 @@ SPECS: tuple[ToolSpec, ...] = (
         "revision (update_mode 'replace', the default) or, with 'append', is refused with a "
         "conflict error if the document already has one.",
         ops.retain,
+        read_only=False,
+    ),
+    ToolSpec(
+        "memory_retain_many",
+        "retain_many",
+        "Retain many memories",
+        "Store a list of memories at once (each a string, or an object with memory_retain's "
+        "fields) and return their ids in order. Every item is checked before any is written; "
+        "a bad item fails the whole call and nothing is stored.",
+        ops.retain_many,
         read_only=False,
     ),
     ToolSpec(

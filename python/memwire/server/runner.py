@@ -10,14 +10,16 @@ import socket
 import sys
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from memwire.memory import Memory
+    from memwire.store import Store
 
 __all__ = [
     "DEFAULT_HOST",
     "DEFAULT_PORT",
+    "LazyMemory",
     "ServeFailed",
     "ServeRefused",
     "check_bind",
@@ -124,9 +126,45 @@ def make_server(
         server_header=False,
         timeout_graceful_shutdown=GRACE_SECONDS,
         # "h11" and "asyncio" are pure Python and always installed; httptools/uvloop would
-        # be picked up automatically when present.
+        # be picked up automatically when present. No route speaks WebSocket: "none" spares
+        # start-up the import of a WebSocket library.
+        ws="none",
     )
     return _server_class()(config)
+
+
+class LazyMemory:
+    """The server's :class:`~memwire.memory.Memory`, built on first use.
+
+    Building a Memory imports the kernel and numpy (most of a server's start-up time and
+    resident memory); ``/health`` and the routes that fail before touching the store need
+    neither. The store is opened at start (so a bad location fails ``serve`` at once); the
+    first route that needs the Memory builds it, in the worker thread running that route.
+    Every attribute is the Memory's."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._memory: Memory | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Memory:
+        with self._lock:
+            if self._memory is None:
+                from memwire.memory import Memory
+
+                self._memory = Memory(store=self._store)
+            return self._memory
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.get(), name)
+
+    def close(self) -> None:
+        """Close the Memory (snapshots, then the store), or the store alone if never built."""
+        with self._lock:
+            if self._memory is not None:
+                self._memory.close()
+            else:
+                self._store.close()
 
 
 def serve(
@@ -141,12 +179,14 @@ def serve(
     """Serve the store at ``db`` (a location :func:`memwire.store.open_store` takes: a file, or
     a ``postgresql://`` URL) until SIGINT/SIGTERM, then drain and close it."""
     check_bind(host, token)
-    from memwire.memory import Memory
+    from memwire.store import default_path, open_store
 
     logging.basicConfig(level=logging.WARNING, format="memwire: %(levelname)s %(message)s")
-    memory = Memory(db)
+    memory = LazyMemory(open_store(default_path() if db is None else db))
     try:
-        server = make_server(memory, host=host, port=port, token=token, log_level=log_level)
+        server = make_server(
+            cast("Memory", memory), host=host, port=port, token=token, log_level=log_level
+        )
         shown = f"[{host}]" if ":" in host else host
         print(f"memwire: serving http://{shown}:{port} (MCP at /mcp)", file=sys.stderr)
         try:

@@ -9,6 +9,7 @@ readable statement of the semantics. Nothing above this package knows which stor
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from memwire.errors import InvalidInputError
 from memwire.store.protocol import (
@@ -52,9 +53,21 @@ __all__ = [
     "StagedVector",
     "Store",
     "WriteResult",
+    "default_path",
     "open_store",
     "space_mismatch",
 ]
+
+
+def default_path() -> Path:
+    """``$MEMWIRE_HOME/memory.db``, else ``$XDG_DATA_HOME/memwire/memory.db`` (XDG default
+    ``~/.local/share``)."""
+    home = os.environ.get("MEMWIRE_HOME", "").strip()
+    if home:
+        return Path(home).expanduser() / "memory.db"
+    data = os.environ.get("XDG_DATA_HOME", "").strip()
+    base = Path(data).expanduser() if data else Path.home() / ".local" / "share"
+    return base / "memwire" / "memory.db"
 
 
 def open_store(location: str | os.PathLike[str]) -> Store:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -37,6 +38,7 @@ from memwire.store.protocol import (
     space_mismatch,
 )
 from memwire.store.sqlite.base import SCHEMA_VERSION
+from memwire.store.sqlite.group import GroupCommit
 from memwire.store.sqlite.reembed import ReembedTables
 from memwire.store.sqlite.snapshots import SnapshotTables
 
@@ -69,7 +71,12 @@ def _row(values: Sequence[Any]) -> Row:
 class SQLiteStore(SnapshotTables, ReembedTables):
     """The SQLite implementation of :class:`memwire.store.Store`: banks, memories and the change
     log here; the connection in :class:`~memwire.store.sqlite.base.SQLiteBase`, snapshots and
-    re-encoding in their own modules."""
+    re-encoding in their own modules. Writes from many threads share transactions
+    (:class:`~memwire.store.sqlite.group.GroupCommit`)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__(path)
+        self._group = GroupCommit(self._write)
 
     # -- banks -------------------------------------------------------------------------------
 
@@ -261,7 +268,7 @@ class SQLiteStore(SnapshotTables, ReembedTables):
                 bank, bank_id, ids, Additions.from_rows(added), removed, first_seq, seq, dim
             )
 
-        return self._write(tx, "retain")
+        return self._group.run(tx, "retain")
 
     @staticmethod
     def _write_plain(
