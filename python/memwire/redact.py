@@ -484,6 +484,7 @@ _PLACEHOLDER = re.compile(r"\[REDACTED:([a-z_]+)\]")
 # generated battery); one call per rule, no loops, is what makes it cheap.
 
 _NAMED_WORDS = re.compile("pass|pwd|secret|token|key|credential|auth")
+_DISCORD_HINT = re.compile(r"\.[A-Za-z0-9_-]{6}\.")  # the bot token's middle part
 _GITLAB_HINT = re.compile(r"gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas|ffct)-")
 _When: TypeAlias = "Callable[..., bool]"  # (t, lo) or, for the number rules, (t, lo, d)
 _WHEN: tuple[_When, ...] = (
@@ -513,7 +514,7 @@ _WHEN: tuple[_When, ...] = (
     lambda t, lo, d=0: "SG." in t,
     lambda t, lo, d=0: "AC" in t or "SK" in t,
     lambda t, lo, d=0: ":AA" in t,
-    lambda t, lo, d=0: t.count(".") >= 2,
+    lambda t, lo, d=0: "." in t and _DISCORD_HINT.search(t) is not None,
     lambda t, lo, d=0: "AIza" in t or "ya29." in t or "GOCSPX-" in t,
     lambda t, lo, d=0: (
         ("shp" in t or "_v1_" in t or "dapi" in t or "key-" in t or "sq0" in t or "ATATT3" in t)
