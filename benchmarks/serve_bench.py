@@ -1,12 +1,25 @@
-"""Server footprint and HTTP recall latency: idle RSS (empty store, 10k memories) and p50/p95.
+"""Server footprint and speed through ``memwire serve``, beside memory-wire in the same run.
 
-    python benchmarks/serve_bench.py [--n 10000] [--requests 2000] [--backend rust|python]
+    python benchmarks/serve_bench.py [--n 10000] [--requests 2000] [--singles 1000]
+        [--backend rust|python] [--peer ../shared/peers/memory-wire/memory-wire]
 
 Starts ``python -m memwire serve`` as its own process on a free loopback port, as a user would,
-and reads the server's resident set size from /proc (Linux). Latency is measured from a client
-in this process with one keep-alive connection (httpx), over the benchmark corpus's queries
-(benchmarks/corpus_cache.py), after a warm-up. Nothing here asserts: it prints numbers to
-write down in docs/serving.md.
+and reads the server's resident set size from /proc (Linux). Measured, one keep-alive client
+(httpx) in this process:
+
+- ``first_health_s``: from spawning the server to its first ``ok`` on ``/health`` (polled every
+  2 ms), and the idle RSS of the empty server;
+- ``single_retains_per_s``: ``--singles`` POST /retain of the corpus's documents, one at a time;
+- ``batch_memories_per_s``: the ``--n`` documents through POST /retain_many, 1,000 per request;
+- recall p50/p95/p99 over the corpus's queries on that bank (after a 50-query warm-up), and the
+  same queries through ``Memory.recall`` in this process on the same store afterwards
+  (``inprocess_recall_p50_ms``): the difference is what the server path adds.
+
+When the memory-wire binary is present (``--peer``, default ../shared/peers/memory-wire/; a
+tool to measure against, never vendored), the same start, single-retain and recall phases run
+against it in the same run (its recall on the bank its single retains filled is not comparable
+in size, so its recall is measured after --n retains only with ``--peer-recall``). Nothing here
+asserts: it prints numbers to write down in docs/BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -51,21 +64,82 @@ def rss_mib(pid: int) -> float:
     raise RuntimeError("no VmRSS")
 
 
-def start_server(db: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], int]:
-    import httpx
+def _health_ok(port: int) -> bool:
+    import http.client
 
-    port = free_port()
-    command = [sys.executable, "-m", "memwire", "serve", "--db", str(db), "--port", str(port)]
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+    try:
+        conn.request("GET", "/health")
+        return conn.getresponse().read() == b"ok"
+    except OSError:
+        return False
+    finally:
+        conn.close()
+
+
+def spawn(
+    command: list[str], port: int, env: dict[str, str]
+) -> tuple[subprocess.Popen[bytes], float]:
+    """Start a server; the process and its seconds to the first ``ok`` on /health."""
+    started = time.perf_counter()
     process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).text == "ok":
-                return process, port
-        except httpx.HTTPError:
-            time.sleep(0.05)
+        if _health_ok(port):
+            return process, time.perf_counter() - started
+        if process.poll() is not None:
+            break
+        time.sleep(0.002)
     process.kill()
-    raise RuntimeError("the server did not start")
+    raise RuntimeError(f"the server did not start: {command[0]}")
+
+
+def start_server(db: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], int, float]:
+    port = free_port()
+    command = [sys.executable, "-m", "memwire", "serve", "--db", str(db), "--port", str(port)]
+    process, seconds = spawn(command, port, env)
+    return process, port, seconds
+
+
+def start_peer(
+    binary: Path, db: Path, env: dict[str, str]
+) -> tuple[subprocess.Popen[bytes], int, float]:
+    port = free_port()
+    home = tempfile.mkdtemp(prefix="mw-peer-")
+    command = [str(binary), "serve", "--addr", f"127.0.0.1:{port}", "--db", str(db)]
+    process, seconds = spawn(command, port, {**env, "XDG_DATA_HOME": home})
+    return process, port, seconds
+
+
+def single_retains(client: Any, url: str, texts: list[str]) -> float:
+    started = time.perf_counter()
+    for text in texts:
+        client.post(url, json={"content": text}).raise_for_status()
+    return len(texts) / (time.perf_counter() - started)
+
+
+def time_recalls(
+    client: Any, url: str, queries: list[str], count: int, extra: dict[str, Any]
+) -> list[float]:
+    for q in queries[:50]:  # warm-up: loads the bank's index, fills caches
+        client.post(url, json={"query": q, **extra}).raise_for_status()
+    timings: list[float] = []
+    for i in range(count):
+        body = {"query": queries[i % len(queries)], **extra}
+        t0 = time.perf_counter()
+        r = client.post(url, json=body)
+        timings.append(time.perf_counter() - t0)
+        r.raise_for_status()
+    return timings
+
+
+def percentiles(timings: list[float], prefix: str) -> dict[str, float]:
+    ordered = sorted(timings)
+    return {
+        f"{prefix}_p50_ms": round(statistics.median(ordered) * 1000, 3),
+        f"{prefix}_p95_ms": round(ordered[int(len(ordered) * 0.95) - 1] * 1000, 3),
+        f"{prefix}_p99_ms": round(ordered[int(len(ordered) * 0.99) - 1] * 1000, 3),
+    }
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
@@ -76,12 +150,18 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         process.kill()
 
 
+DEFAULT_PEER = HERE.parent.parent / "shared" / "peers" / "memory-wire" / "memory-wire"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=10_000, help="memories in the store")
+    ap.add_argument("--n", type=int, default=10_000, help="memories in the recall bank")
     ap.add_argument("--requests", type=int, default=2000, help="recall requests to time")
+    ap.add_argument("--singles", type=int, default=1000, help="single retains to time")
     ap.add_argument("--backend", choices=["rust", "python"], default=None)
     ap.add_argument("--idle-seconds", type=float, default=2.0, help="settle time before RSS")
+    ap.add_argument("--peer", type=Path, default=DEFAULT_PEER, help="memory-wire binary")
+    ap.add_argument("--peer-recall", action="store_true", help="also fill memory-wire with --n")
     args = ap.parse_args()
 
     import httpx
@@ -92,44 +172,68 @@ def main() -> int:
         env["MEMWIRE_BACKEND"] = args.backend
         os.environ["MEMWIRE_BACKEND"] = args.backend
     corpus = _corpus(args.n)
-    results: dict[str, Any] = {"n": args.n, "requests": args.requests}
+    texts = list(corpus.texts[: args.n])
+    queries = [q.text for q in corpus.queries] or ["memory"]
+    singles = texts[: args.singles]
+    results: dict[str, Any] = {"n": args.n, "requests": args.requests, "singles": len(singles)}
     with tempfile.TemporaryDirectory() as tmp:
-        empty_db = Path(tmp) / "empty.db"
-        process, port = start_server(empty_db, env)
+        db = Path(tmp) / "memwire.db"
+        process, port, results["first_health_s"] = start_server(db, env)
         time.sleep(args.idle_seconds)
         results["idle_rss_empty_mib"] = round(rss_mib(process.pid), 1)
+        base = f"http://127.0.0.1:{port}/banks"
+        with httpx.Client(timeout=120) as client:
+            results["single_retains_per_s"] = round(
+                single_retains(client, f"{base}/singles/retain", singles), 1
+            )
+            started = time.perf_counter()
+            for start in range(0, len(texts), 1000):
+                batch = {"items": texts[start : start + 1000]}
+                client.post(f"{base}/bench/retain_many", json=batch).raise_for_status()
+            results["batch_memories_per_s"] = round(len(texts) / (time.perf_counter() - started))
+            results["rss_after_batches_mib"] = round(rss_mib(process.pid), 1)
+            timings = time_recalls(client, f"{base}/bench/recall", queries, args.requests, {})
+            results.update(percentiles(timings, "recall"))
+        results["rss_after_recalls_mib"] = round(rss_mib(process.pid), 1)
         stop(process)
-
-        full_db = Path(tmp) / "full.db"
-        started = time.perf_counter()
-        with Memory(full_db) as memory:
-            memory.retain_many(corpus.texts[: args.n], bank="bench")
+        with Memory(db) as memory:
             results["backend"] = memory.backend
-        results["load_seconds"] = round(time.perf_counter() - started, 2)
-
-        process, port = start_server(full_db, env)
-        time.sleep(args.idle_seconds)
-        results["idle_rss_10k_cold_mib"] = round(rss_mib(process.pid), 1)
-        queries = [q.text for q in corpus.queries] or ["memory"]
-        url = f"http://127.0.0.1:{port}/banks/bench/recall"
-        timings: list[float] = []
-        with httpx.Client() as client:
-            for q in queries[:50]:  # warm-up: loads the bank's index, fills caches
-                client.post(url, json={"query": q}).raise_for_status()
-            time.sleep(args.idle_seconds)
-            results["idle_rss_10k_warm_mib"] = round(rss_mib(process.pid), 1)
+            for q in queries[:50]:
+                memory.recall(q, bank="bench")
+            local = []
             for i in range(args.requests):
-                body = {"query": queries[i % len(queries)]}
                 t0 = time.perf_counter()
-                r = client.post(url, json=body)
-                timings.append(time.perf_counter() - t0)
-                r.raise_for_status()
-        results["rss_after_load_mib"] = round(rss_mib(process.pid), 1)
-        stop(process)
-    timings.sort()
-    results["recall_p50_ms"] = round(statistics.median(timings) * 1000, 3)
-    results["recall_p95_ms"] = round(timings[int(len(timings) * 0.95) - 1] * 1000, 3)
-    results["recall_p99_ms"] = round(timings[int(len(timings) * 0.99) - 1] * 1000, 3)
+                memory.recall(queries[i % len(queries)], bank="bench")
+                local.append(time.perf_counter() - t0)
+        results.update(percentiles(local, "inprocess_recall"))
+        results["server_adds_p50_ms"] = round(
+            results["recall_p50_ms"] - results["inprocess_recall_p50_ms"], 3
+        )
+
+        if args.peer.exists():
+            peer: dict[str, Any] = {}
+            process, port, peer["first_health_s"] = start_peer(
+                args.peer, Path(tmp) / "peer.db", env
+            )
+            time.sleep(args.idle_seconds)
+            peer["idle_rss_empty_mib"] = round(rss_mib(process.pid), 1)
+            base = f"http://127.0.0.1:{port}/banks"
+            with httpx.Client(timeout=120) as client:
+                peer["single_retains_per_s"] = round(
+                    single_retains(client, f"{base}/singles/retain", singles), 1
+                )
+                if args.peer_recall:
+                    single_retains(client, f"{base}/bench/retain", texts)
+                    timings = time_recalls(
+                        client, f"{base}/bench/recall", queries, args.requests, {"format": "full"}
+                    )
+                    peer.update(percentiles(timings, "recall"))
+            peer["rss_mib"] = round(rss_mib(process.pid), 1)
+            stop(process)
+            results["memory_wire"] = peer
+            results["single_retains_vs_memory_wire"] = round(
+                results["single_retains_per_s"] / peer["single_retains_per_s"], 2
+            )
     print(json.dumps(results, indent=2))
     return 0
 

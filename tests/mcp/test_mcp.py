@@ -21,6 +21,7 @@ TOOLS = {
     # name: (read_only, destructive)
     "memory_retain": (False, False),
     "memory_retain_conversation": (False, False),
+    "memory_retain_many": (False, False),
     "memory_recall": (True, False),
     "memory_reflect": (True, False),
     "memory_get": (True, False),

@@ -158,6 +158,7 @@ def assert_schema_matches(schema: dict[str, Any], f: Field, *, nullable: bool) -
         "choice": "string",
         "strings": "array",
         "turns": "array",
+        "items": "array",
     }[f.kind]
     assert _types(schema) == ({expected, "null"} if nullable else {expected}), where
     assert schema.get("minimum") == f.minimum, where
@@ -169,6 +170,15 @@ def assert_schema_matches(schema: dict[str, Any], f: Field, *, nullable: bool) -
         assert schema["items"] == {"type": "string", "maxLength": f.item_max_chars}, where
     if f.kind == "turns":
         assert schema["items"] == fields.TURN_SCHEMA, where
+    if f.kind == "items":  # a string, or an object of retain's fields (each as the table says)
+        text, obj = schema["items"]["anyOf"]
+        assert text == {"type": "string", "minLength": 1}, where
+        taken = fields_for("retain_many_item")
+        assert list(obj["properties"]) == [t.name for t in taken], where
+        assert obj["required"] == [t.name for t in taken if t.required], where
+        assert obj["additionalProperties"] is False, where
+        for t in taken:
+            assert_schema_matches(obj["properties"][t.name], t, nullable=True)
     if f.kind == "choice":
         enum = [v for v in schema["enum"] if v is not None]
         assert enum == list(f.choices or ()), where
@@ -182,6 +192,7 @@ def assert_schema_matches(schema: dict[str, Any], f: Field, *, nullable: bool) -
 HTTP_BODIES = {
     "retain": "RetainRequest",
     "retain_conversation": "ConversationRequest",
+    "retain_many": "RetainManyRequest",
     "recall": "RecallRequest",
     "reflect": "ReflectRequest",
 }
@@ -317,6 +328,8 @@ def test_every_field_has_an_operation_and_a_door() -> None:
     for f in FIELDS:
         assert f.operations and f.doors, f.key
         for operation in f.operations:
+            if not fields.OPERATIONS[operation]:  # a shape inside another field (an item)
+                continue
             assert set(f.doors) <= set(fields.OPERATIONS[operation]), f.key
         assert f.help and not f.help.endswith("."), f.key
     # two fields of one operation never share a wire name

@@ -282,6 +282,7 @@ def test_openapi_document_lists_every_route(client: httpx.Client) -> None:
         "/banks/{bank}": {"delete"},
         "/banks/{bank}/retain": {"post"},
         "/banks/{bank}/conversation": {"post"},
+        "/banks/{bank}/retain_many": {"post"},
         "/banks/{bank}/recall": {"post"},
         "/banks/{bank}/reflect": {"post"},
         "/banks/{bank}/config": {"get", "put"},

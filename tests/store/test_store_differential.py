@@ -31,8 +31,11 @@ def script(seed: int, steps: int = 150) -> list[Callable[[Store], Any]]:
         roll = rng.random()
         if roll < 0.5:
             batch = []
-            for n in range(rng.randint(1, 4)):
-                doc = rng.choice([None, None, "d1", "d2"])
+            # Plain batches (no document id) take the stores' bulk path; config tags with them.
+            plain = rng.random() < 0.4
+            extra = rng.choice([None, None, ["z", "x"], ["y"]])
+            for n in range(rng.randint(1, 4) if not plain else rng.randint(1, 12)):
+                doc = None if plain else rng.choice([None, None, "d1", "d2"])
                 new = item(
                     rng.choice(CONTENTS),
                     id=f"mem_{seed:04x}{step:04x}{n:024x}",
@@ -49,8 +52,14 @@ def script(seed: int, steps: int = 150) -> list[Callable[[Store], Any]]:
             if imported and made:
                 batch.append(item(rng.choice(CONTENTS), id=rng.choice(made)))
             ops.append(
-                lambda s, bank=bank, batch=batch, space=space, imported=imported: s.write(
-                    bank, batch, space=space, imported=imported
+                lambda s, bank=bank, batch=batch, space=space, imported=imported, extra=extra: (
+                    s.write(
+                        bank,
+                        batch,
+                        config_tags=None if extra is None else (lambda c, e=extra: list(e)),
+                        space=space,
+                        imported=imported,
+                    )
                 )
             )
         elif roll < 0.65 and made:

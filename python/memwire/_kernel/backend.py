@@ -110,7 +110,7 @@ _chosen: tuple[Kernel, BackendInfo] | None = None
 def _load_rust() -> Kernel:
     """Import the compiled module and verify it belongs to this package."""
     from memwire import __version__
-    from memwire._kernel.pure import _generated
+    from memwire._kernel import constants  # the scalars: not the pure kernel's Unicode tables
 
     try:
         from memwire._kernel import _native as native
@@ -120,10 +120,10 @@ def _load_rust() -> Kernel:
         ) from exc
     # getattr: a stale build may lack the attributes the stub promises.
     contract = getattr(native, "CONTRACT_VERSION", None)
-    if contract != _generated.CONTRACT_VERSION:
+    if contract != constants.CONTRACT_VERSION:
         raise BackendError(
             f"the Rust extension implements kernel contract {contract}, this package needs "
-            f"{_generated.CONTRACT_VERSION}; rebuild it (pip install -e .)"
+            f"{constants.CONTRACT_VERSION}; rebuild it (pip install -e .)"
         )
     version = getattr(native, "__version__", None)
     if version != __version__:
@@ -150,14 +150,14 @@ def load_kernel(name: str) -> Kernel:
 
 def _choose() -> tuple[Kernel, BackendInfo]:
     from memwire import __version__
-    from memwire._kernel.pure import _generated
+    from memwire._kernel.constants import CONTRACT_VERSION
 
     requested = os.environ.get("MEMWIRE_BACKEND", "").strip().lower() or "auto"
     if requested not in CHOICES:
         raise BackendError(f"MEMWIRE_BACKEND={requested!r} is not one of {', '.join(CHOICES)}")
 
     def info(name: str, reason: str) -> BackendInfo:
-        return BackendInfo(name, requested, reason, __version__, _generated.CONTRACT_VERSION)
+        return BackendInfo(name, requested, reason, __version__, CONTRACT_VERSION)
 
     if requested == "python":
         return load_kernel("python"), info("python", "MEMWIRE_BACKEND=python")

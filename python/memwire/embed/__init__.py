@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memwire._kernel.contract import MAX_DIM
-from memwire._kernel.vectors import quantize
+from memwire._kernel.vectors import quantize, quantize_many
 from memwire.errors import InvalidInputError
 
 __all__ = ["MAX_DIM", "MAX_ID_CHARS", "Embedder", "Vector", "check_embedder", "encode"]
@@ -74,6 +74,9 @@ def encode(embedder: Embedder, space: tuple[str, int], texts: Sequence[str]) -> 
         raise InvalidInputError(
             f"embedder {name!r} returned {count} vectors for {len(texts)} texts"
         )
+    bulk = quantize_many(vectors, dim)
+    if bulk is not None:
+        return bulk
     out: list[bytes | None] = []
     for position, vector in enumerate(vectors):
         if vector is None:

@@ -13,7 +13,6 @@ index is loaded: nothing is re-embedded on open.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import os
 import threading
@@ -51,9 +50,11 @@ from memwire.memory.items import (
     check_int,
     check_min_score,
     config_merger,
+    new_ids,
     prepare,
     prepare_item,
     record_of,
+    with_vector,
 )
 from memwire.records import Hit, Record
 from memwire.store import (
@@ -253,7 +254,7 @@ class Memory:
         embedder, space = found
         vectors = encode(embedder, space, [embed_text(i.content) for i in items])
         return [
-            item if vector is None else dataclasses.replace(item, vector=vector)
+            item if vector is None else with_vector(item, vector)
             for item, vector in zip(items, vectors, strict=True)
         ], space
 
@@ -526,11 +527,13 @@ class Memory:
         name = clean_bank(bank)
         if isinstance(items, (str, bytes, Mapping)):
             raise InvalidInputError("items must be a list of strings or dicts")
+        listed = list(items)
         prepared: list[NewMemory] = []
         now = _dates.format_utc(_dates.now_utc())
-        for position, item in enumerate(items):
+        fresh = new_ids(len(listed))
+        for position, (item, memory_id) in enumerate(zip(listed, fresh, strict=True)):
             try:
-                prepared.append(prepare_item(item, now))
+                prepared.append(prepare_item(item, now, memory_id))
             except InvalidInputError as exc:
                 raise InvalidInputError(f"items[{position}]: {exc}") from None
         ids: list[str] = []

@@ -35,9 +35,11 @@ __all__ = [
     "check_min_score",
     "config_merger",
     "new_id",
+    "new_ids",
     "prepare",
     "prepare_item",
     "record_of",
+    "with_vector",
 ]
 
 MAX_ID_CHARS = 64
@@ -49,6 +51,14 @@ def new_id() -> str:
     """``mem_`` + 32 hex digits: 48 bits of milliseconds then 80 random bits, so ids sort
     roughly by creation time and never collide in practice."""
     return f"mem_{time.time_ns() // 1_000_000:012x}{secrets.randbits(80):020x}"
+
+
+def new_ids(count: int) -> list[str]:
+    """``count`` ids as :func:`new_id` makes them, with one clock read and one draw of
+    randomness for the lot (a batch's ids share their millisecond)."""
+    stamp = f"mem_{time.time_ns() // 1_000_000:012x}"
+    noise = secrets.token_bytes(10 * count).hex()
+    return [stamp + noise[20 * i : 20 * i + 20] for i in range(count)]
 
 
 def check_id(value: object) -> str:
@@ -144,9 +154,26 @@ def prepare(
     )
 
 
-def prepare_item(item: object, now: str) -> NewMemory:
+def with_vector(item: NewMemory, vector: bytes) -> NewMemory:
+    """``item`` with its vector (a direct construction: ``dataclasses.replace`` costs ten times
+    as much, which a batch of 10,000 notices)."""
+    return NewMemory(
+        item.id,
+        item.content,
+        item.context,
+        item.tags,
+        item.created_at,
+        item.retained_at,
+        item.document_id,
+        item.update_mode,
+        item.content_hash,
+        vector,
+    )
+
+
+def prepare_item(item: object, now: str, memory_id: str | None = None) -> NewMemory:
     if isinstance(item, str):
-        return prepare(item, now=now)
+        return prepare(item, now=now, memory_id=memory_id)
     if not isinstance(item, Mapping):
         raise InvalidInputError(f"each item must be a string or a dict, got {type(item).__name__}")
     unknown = set(item) - ITEM_KEYS
@@ -161,6 +188,7 @@ def prepare_item(item: object, now: str) -> NewMemory:
         created_at=item.get("created_at"),
         document_id=item.get("document_id"),
         update_mode=item.get("update_mode", "replace"),
+        memory_id=memory_id,
         now=now,
     )
 

@@ -425,6 +425,10 @@ def build_routes(memory: Memory, mcp: LazyMCP | None, store_id: str | None = Non
         body = await read_json(request)
         return await in_thread(ops.retain_conversation, memory, _bank(request), body)
 
+    async def retain_many(request: Request) -> Any:
+        body = await read_json(request)
+        return await in_thread(ops.retain_many, memory, _bank(request), body)
+
     async def recall(request: Request) -> Any:
         body = await read_json(request)
         return await in_thread(ops.recall, memory, _bank(request), body)
@@ -465,6 +469,7 @@ def build_routes(memory: Memory, mcp: LazyMCP | None, store_id: str | None = Non
         Route("/banks", endpoint(list_banks), methods=["GET"]),
         Route("/banks/{bank:path}/retain", endpoint(retain), methods=["POST"]),
         Route("/banks/{bank:path}/conversation", endpoint(retain_conversation), methods=["POST"]),
+        Route("/banks/{bank:path}/retain_many", endpoint(retain_many), methods=["POST"]),
         Route("/banks/{bank:path}/recall", endpoint(recall), methods=["POST"]),
         Route("/banks/{bank:path}/reflect", endpoint(reflect), methods=["POST"]),
         Route("/banks/{bank:path}/config", endpoint(config_get), methods=["GET"]),

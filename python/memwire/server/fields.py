@@ -53,7 +53,8 @@ __all__ = [
     "reject_unknown",
 ]
 
-Kind = Literal["string", "integer", "number", "strings", "choice", "turns"]
+Kind = Literal["string", "integer", "number", "strings", "choice", "turns", "items"]
+"""``items``: an array of memories, each a string or an object of retain's fields."""
 Door = Literal["http", "mcp", "cli"]
 DOORS: tuple[Door, ...] = ("http", "mcp", "cli")
 
@@ -77,11 +78,12 @@ class _MemoryLimits(NamedTuple):
     update_modes: tuple[str, ...]
     window: int
     turns: int
+    batch: int
 
 
 @functools.cache
 def _memory_limits() -> _MemoryLimits:
-    from memwire.memory.api import MAX_LIMIT, MAX_LIST_LIMIT, MAX_REEMBED_BATCH
+    from memwire.memory.api import BATCH_SIZE, MAX_LIMIT, MAX_LIST_LIMIT, MAX_REEMBED_BATCH
     from memwire.memory.conversation import MAX_TURNS, MAX_WINDOW
     from memwire.memory.items import MAX_ID_CHARS, UPDATE_MODES
 
@@ -93,6 +95,7 @@ def _memory_limits() -> _MemoryLimits:
         UPDATE_MODES,
         MAX_WINDOW,
         MAX_TURNS,
+        BATCH_SIZE,
     )
 
 
@@ -142,7 +145,7 @@ class Field:
 
     @property
     def max_count(self) -> int | None:
-        """The most items of a list field (``strings``, ``turns``)."""
+        """The most items of a list field (``strings``, ``turns``, ``items``)."""
         return _resolve(self.max_items)  # type: ignore[return-value]
 
     @property
@@ -150,7 +153,8 @@ class Field:
         return _resolve(self.values)  # type: ignore[return-value]
 
 
-RETAIN = ("retain",)
+RETAIN = ("retain", "retain_many_item")
+"""``retain_many_item``: the fields of one object in retain_many's ``items``."""
 RECALL = ("recall",)
 CONVERSATION = ("retain_conversation",)
 
@@ -288,6 +292,18 @@ FIELDS: tuple[Field, ...] = (
         high=lambda: _memory_limits().window,
     ),
     Field(
+        "items",
+        "items",
+        "items",
+        "the memories to store, each a string (its content) or an object with retain's fields "
+        "(content, tags, context, created_at, document_id, update_mode); all are checked before "
+        "any is written, and they are written in one transaction",
+        ("retain_many",),
+        required=True,
+        doors=("http", "mcp"),
+        max_items=lambda: _memory_limits().batch,
+    ),
+    Field(
         "query",
         "query",
         "string",
@@ -414,6 +430,8 @@ FIELDS: tuple[Field, ...] = (
 OPERATIONS: dict[str, tuple[Door, ...]] = {
     "retain": DOORS,
     "retain_conversation": DOORS,
+    "retain_many": ("http", "mcp"),
+    "retain_many_item": (),  # no door: the shape of one of retain_many's items
     "recall": DOORS,
     "reflect": DOORS,
     "get": DOORS,
@@ -485,6 +503,8 @@ def limits_text(field: Field) -> str:
         return f"at most {field.max_count} of up to {field.item_max_chars} characters each"
     if field.kind == "turns":
         return f"at most {field.max_count:,} turns" if field.max_count is not None else ""
+    if field.kind == "items":
+        return f"1 to {field.max_count:,} memories"
     high_chars = field.max_length
     return f"up to {high_chars:,} characters" if high_chars is not None else ""
 
@@ -521,6 +541,10 @@ def json_schema(field: Field, *, nullable: bool = False) -> dict[str, object]:
         schema = {"type": "array", "items": items}
         if field.max_count is not None:
             schema["maxItems"] = field.max_count
+    elif field.kind == "items":
+        schema = {"type": "array", "items": _item_schema(), "minItems": 1}
+        if field.max_count is not None:
+            schema["maxItems"] = field.max_count
     else:
         schema = {"type": _JSON_TYPES[field.kind]}
     if field.kind == "choice":
@@ -543,13 +567,34 @@ def json_schema(field: Field, *, nullable: bool = False) -> dict[str, object]:
     return schema
 
 
+def _item_schema() -> dict[str, object]:
+    """One of retain_many's items: a string, or an object of retain's fields."""
+    taken = fields_for("retain_many_item")
+    return {
+        "anyOf": [
+            {"type": "string", "minLength": 1},
+            {
+                "type": "object",
+                "properties": {f.name: json_schema(f, nullable=True) for f in taken},
+                "required": [f.name for f in taken if f.required],
+                "additionalProperties": False,
+            },
+        ]
+    }
+
+
 def markdown_table() -> str:
     """The table as Markdown, as docs/serving.md shows it (a test keeps the two equal)."""
     rows = [
         "| Field | Type | Limits | Default | Operations | Doors | CLI | What it is |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    kinds = {"strings": "array of strings", "choice": "string", "turns": "array of turns"}
+    kinds = {
+        "strings": "array of strings",
+        "choice": "string",
+        "turns": "array of turns",
+        "items": "array of memories",
+    }
     for f in (BANK, *FIELDS):
         if "cli" not in f.doors:
             cli = "-"
@@ -563,7 +608,9 @@ def markdown_table() -> str:
             kinds.get(f.kind, f.kind) + (" (required)" if f.required else ""),
             limits_text(f) or "-",
             default,
-            ", ".join(f.operations) if f.operations else "all but `banks`",
+            ", ".join(o for o in f.operations if OPERATIONS[o])
+            if f.operations
+            else "all but `banks`",
             ", ".join(d.upper() for d in f.doors),
             cli,
             f.help,

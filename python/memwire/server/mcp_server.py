@@ -1,11 +1,11 @@
 """memwire as an MCP server (official ``mcp`` SDK): stdio and streamable HTTP.
 
-Seven tools, each a thin wrapper over :mod:`memwire.server.ops`, so a failing call (a bad
+Eight tools, each a thin wrapper over :mod:`memwire.server.ops`, so a failing call (a bad
 argument, a missing memory, a conflict, an unknown tool name) returns an MCP tool error
 (``isError``) carrying the very message the HTTP surface answers with:
 
-- ``memory_retain``, ``memory_retain_conversation``, ``memory_recall``, ``memory_reflect``,
-  ``memory_get``, ``memory_forget``, ``memory_bank_config_get``.
+- ``memory_retain``, ``memory_retain_many``, ``memory_retain_conversation``, ``memory_recall``,
+  ``memory_reflect``, ``memory_get``, ``memory_forget``, ``memory_bank_config_get``.
 
 Each tool's ``inputSchema`` is generated from the field table (:mod:`memwire.server.fields`).
 
@@ -148,6 +148,16 @@ SPECS: tuple[ToolSpec, ...] = (
         "it answered. Returns the ids in turn order. The whole conversation is checked "
         "before anything is stored; secrets are redacted.",
         ops.retain_conversation,
+        read_only=False,
+    ),
+    ToolSpec(
+        "memory_retain_many",
+        "retain_many",
+        "Retain many memories",
+        "Store a list of memories at once (each a string, or an object with memory_retain's "
+        "fields) and return their ids in order. Every item is checked before any is written; "
+        "a bad item fails the whole call and nothing is stored.",
+        ops.retain_many,
         read_only=False,
     ),
     ToolSpec(

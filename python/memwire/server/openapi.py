@@ -95,6 +95,12 @@ def _document() -> dict[str, Any]:
             "properties": {"error": {"type": "string"}},
         },
         "RetainRequest": request_schema("retain"),
+        "RetainManyRequest": request_schema("retain_many"),
+        "RetainManyResponse": {
+            "type": "object",
+            "required": ["ids"],
+            "properties": {"ids": {"type": "array", "items": {"type": "string"}}},
+        },
         "RetainResponse": {
             "type": "object",
             "required": ["id"],
@@ -223,6 +229,15 @@ def _document() -> dict[str, Any]:
                 "parameters": [bank],
                 "requestBody": _body("ConversationRequest"),
                 "responses": _responses(_json(ref("ConversationResponse")), body=True),
+            }
+        },
+        "/banks/{bank}/retain_many": {
+            "post": {
+                "operationId": "retain_many",
+                "summary": "Store many memories in one transaction: all of them, or none",
+                "parameters": [bank],
+                "requestBody": _body("RetainManyRequest"),
+                "responses": _responses(_json(ref("RetainManyResponse")), body=True, conflict=True),
             }
         },
         "/banks/{bank}/recall": {

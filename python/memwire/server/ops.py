@@ -47,8 +47,10 @@ __all__ = [
     "recall",
     "recall_hits",
     "reflect",
+    "req_items",
     "retain",
     "retain_conversation",
+    "retain_many",
     "stats",
 ]
 
@@ -169,9 +171,44 @@ def check_field(body: Mapping[str, Any], field: Field) -> Any:
         value = opt_str_list(body, name)
     elif field.kind == "turns":
         value = opt_objects(body, name, field.required)
+    elif field.kind == "items":
+        value = req_items(body, field)
     else:
         value = opt_choice(body, name, field.choices or ())
     return field.default if value is None else value
+
+
+def req_items(body: Mapping[str, Any], field: Field) -> list[Any]:
+    """A non-empty array of memories, each a string or an object of retain's fields (checked
+    as ``retain`` checks them; ``items[i]: `` names the first bad one)."""
+    value = body.get(field.name)
+    if value is None:
+        raise InvalidInputError(f"{field.name} is required")
+    if not isinstance(value, (list, tuple)):
+        raise InvalidInputError(f"{field.name} must be an array, got {_type_name(value)}")
+    most = field.max_count
+    if not value or (most is not None and len(value) > most):
+        raise InvalidInputError(
+            f"{field.name} must hold 1 to {most:,} memories, got {len(value):,}"
+        )
+    taken = _fields.fields_for("retain_many_item")
+    known = {f.name for f in taken}
+    out: list[Any] = []
+    for position, item in enumerate(value):
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        try:
+            entry = require_object(item)
+            unknown = set(entry) - known
+            if unknown:
+                raise InvalidInputError(f"unknown fields: {', '.join(sorted(unknown))}")
+            checked = {f.name: check_field(entry, f) for f in taken}
+        except InvalidInputError as exc:
+            message = str(exc).replace("the request body must be", "each item must be", 1)
+            raise InvalidInputError(f"{field.name}[{position}]: {message}") from None
+        out.append({k: v for k, v in checked.items() if v is not None})
+    return out
 
 
 def read(body: object, operation: str) -> dict[str, Any]:
@@ -293,6 +330,13 @@ def retain_conversation(memory: Memory, bank: str, body: object) -> dict[str, An
         f["turns"], bank=bank, before=f["before"], after=f["after"], tags=f["tags"]
     )
     return {"ids": ids}
+
+
+def retain_many(memory: Memory, bank: str, body: object) -> dict[str, Any]:
+    """``{items: [string | {content, tags?, ...}]}`` -> ``{ids}``, one id per item in order.
+    All or nothing: every item is checked before any is written, in one transaction."""
+    f = read(body, "retain_many")
+    return {"ids": memory.retain_many(f["items"], bank=bank)}
 
 
 def recall_hits(memory: Memory, bank: str, f: Mapping[str, Any]) -> list[Any]:

@@ -10,14 +10,16 @@ import socket
 import sys
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from memwire.memory import Memory
+    from memwire.store import Store
 
 __all__ = [
     "DEFAULT_HOST",
     "DEFAULT_PORT",
+    "LazyMemory",
     "ServeFailed",
     "ServeRefused",
     "check_bind",
@@ -139,9 +141,46 @@ def make_server(
         server_header=False,
         timeout_graceful_shutdown=GRACE_SECONDS,
         # "h11" and "asyncio" are pure Python and always installed; httptools/uvloop would
-        # be picked up automatically when present.
+        # be picked up automatically when present. No route speaks WebSocket: "none" spares
+        # start-up the import of a WebSocket library.
+        ws="none",
     )
     return _server_class()(config)
+
+
+class LazyMemory:
+    """The server's :class:`~memwire.memory.Memory`, built on first use.
+
+    Building a Memory imports the kernel and numpy (most of a server's start-up time and
+    resident memory); ``/health`` and the routes that fail before touching the store need
+    neither. The store is opened at start (so a bad location fails ``serve`` at once); the
+    first route that needs the Memory builds it, in the worker thread running that route.
+    Every attribute is the Memory's."""
+
+    def __init__(self, store: Store, *, embedder: str | None = None) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._memory: Memory | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Memory:
+        with self._lock:
+            if self._memory is None:
+                from memwire.memory import Memory
+
+                self._memory = Memory(store=self._store, embedder=self._embedder)
+            return self._memory
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.get(), name)
+
+    def close(self) -> None:
+        """Close the Memory (snapshots, then the store), or the store alone if never built."""
+        with self._lock:
+            if self._memory is not None:
+                self._memory.close()
+            else:
+                self._store.close()
 
 
 def serve(
@@ -160,20 +199,24 @@ def serve(
     that is not installed refuses to start (:class:`ServeRefused`, naming the install
     command)."""
     check_bind(host, token)
-    from memwire.memory import Memory
+    from memwire.store import default_path, open_store
 
     logging.basicConfig(level=logging.WARNING, format="memwire: %(levelname)s %(message)s")
+    from memwire.config import default_tier
+    from memwire.embed import tiers
     from memwire.embed.minilm import EmbedExtraMissing
     from memwire.errors import InvalidInputError
     from memwire.locations import store_id
 
     try:
-        memory = Memory(db, embedder=embedder)
+        tier = default_tier(embedder)
+        tiers.check_installed(tier)  # refuse now, naming the install command
     except (EmbedExtraMissing, InvalidInputError) as exc:
         raise ServeRefused(str(exc)) from None
+    memory = LazyMemory(open_store(default_path() if db is None else db), embedder=tier)
     try:
         server = make_server(
-            memory,
+            cast("Memory", memory),
             host=host,
             port=port,
             token=token,

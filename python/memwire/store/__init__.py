@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from memwire.errors import InvalidInputError
+from memwire.locations import default_path
 from memwire.store.protocol import (
     MAX_ORDINAL,
     Addition,
@@ -52,6 +53,7 @@ __all__ = [
     "StagedVector",
     "Store",
     "WriteResult",
+    "default_path",
     "open_store",
     "space_mismatch",
 ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -37,6 +38,7 @@ from memwire.store.protocol import (
     space_mismatch,
 )
 from memwire.store.sqlite.base import SCHEMA_VERSION
+from memwire.store.sqlite.group import GroupCommit
 from memwire.store.sqlite.reembed import ReembedTables
 from memwire.store.sqlite.snapshots import SnapshotTables
 
@@ -69,7 +71,12 @@ def _row(values: Sequence[Any]) -> Row:
 class SQLiteStore(SnapshotTables, ReembedTables):
     """The SQLite implementation of :class:`memwire.store.Store`: banks, memories and the change
     log here; the connection in :class:`~memwire.store.sqlite.base.SQLiteBase`, snapshots and
-    re-encoding in their own modules."""
+    re-encoding in their own modules. Writes from many threads share transactions
+    (:class:`~memwire.store.sqlite.group.GroupCommit`)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__(path)
+        self._group = GroupCommit(self._write)
 
     # -- banks -------------------------------------------------------------------------------
 
@@ -172,6 +179,8 @@ class SQLiteStore(SnapshotTables, ReembedTables):
             bank_id, first_seq, raw_config = self._ensure_bank(conn, bank)
             dim = self._check_space(conn, bank, bank_id, space, items)
             extra = config_tags(json.loads(raw_config)) if config_tags is not None else []
+            if not imported and all(item.document_id is None for item in items):
+                return self._write_plain(conn, bank, bank_id, first_seq, dim, items, extra)
             seq = first_seq
             ids: list[str] = []
             added: list[tuple[int, str, str | None, bytes | None]] = []
@@ -259,7 +268,85 @@ class SQLiteStore(SnapshotTables, ReembedTables):
                 bank, bank_id, ids, Additions.from_rows(added), removed, first_seq, seq, dim
             )
 
-        return self._write(tx, "retain")
+        return self._group.run(tx, "retain")
+
+    @staticmethod
+    def _write_plain(
+        conn: sqlite3.Connection,
+        bank: str,
+        bank_id: int,
+        first_seq: int,
+        dim: int,
+        items: Sequence[NewMemory],
+        extra: Sequence[str],
+    ) -> WriteResult:
+        """The bulk form of :meth:`write` for a batch with no document id and no import (every
+        retain_many of plain memories): the same outcome in a few statements. Duplicates
+        (stored already, or earlier in the batch) are found first, so every row left is
+        inserted, with ``executemany``."""
+        known: dict[bytes, str] = {}
+        hashes = list({item.content_hash for item in items})
+        for start in range(0, len(hashes), _CHUNK):
+            chunk = hashes[start : start + _CHUNK]
+            known.update(
+                (h, memory_id)
+                for h, memory_id in conn.execute(
+                    "SELECT content_hash, id FROM memories WHERE bank_id = ? AND "
+                    f"document_id IS NULL AND content_hash IN ({','.join('?' * len(chunk))})",
+                    (bank_id, *chunk),
+                )
+            )
+        tag_forms: dict[tuple[str, ...], tuple[list[str], str]] = {}
+        rows: list[tuple[Any, ...]] = []
+        tag_rows: list[tuple[int, str, int]] = []
+        added: list[tuple[int, str, str | None, bytes | None]] = []
+        ids: list[str] = []
+        seq = first_seq
+        for item in items:
+            same = known.get(item.content_hash)
+            if same is not None:
+                ids.append(same)
+                continue
+            form = tag_forms.get(item.tags)
+            if form is None:
+                tags = list(item.tags)
+                tags.extend(t for t in dict.fromkeys(extra) if t not in item.tags)
+                form = tag_forms[item.tags] = (tags, json.dumps(tags, ensure_ascii=False))
+            seq += 1
+            if seq > MAX_ORDINAL:
+                raise StorageError(EXHAUSTED)
+            known[item.content_hash] = item.id
+            rows.append(
+                (
+                    item.id,
+                    bank_id,
+                    seq,
+                    item.content,
+                    item.context,
+                    form[1],
+                    item.created_at,
+                    item.retained_at,
+                    item.content_hash,
+                    item.vector,
+                )
+            )
+            tag_rows.extend((bank_id, tag, seq) for tag in form[0])
+            added.append((seq, item.content, item.context, item.vector))
+            ids.append(item.id)
+        if rows:
+            inserted = conn.executemany(
+                "INSERT OR IGNORE INTO memories (id, bank_id, ordinal, content, context, tags, "
+                "created_at, retained_at, content_hash, vector) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            ).rowcount
+            if inserted != len(rows):  # an id is taken: the transaction rolls back
+                raise StorageError("a memory could not be stored")
+            conn.executemany(
+                "INSERT INTO memory_tags (bank_id, tag, ordinal) VALUES (?, ?, ?)", tag_rows
+            )
+            conn.execute("UPDATE banks SET last_seq = ? WHERE id = ?", (seq, bank_id))
+        return WriteResult(bank, bank_id, ids, Additions.from_rows(added), [], first_seq, seq, dim)
 
     @staticmethod
     def _check_space(
