@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 import pytest
 import tomllib
-from conftest import FIXTURES, child_env
+from hook_support import FIXTURES, child_env
 
 pytest.importorskip("mcp")
 from mcp import Client

@@ -7,7 +7,7 @@ import json
 import socket
 from pathlib import Path
 
-from conftest import Server, child_env, free_port, payload, run_hook_cli
+from hook_support import Server, child_env, free_port, payload, run_hook_cli
 from memwire.memory import Memory
 
 SEED = [
