@@ -274,6 +274,7 @@ def test_doctor_explains_a_refused_extension() -> None:
     info.__dict__["wheel_tag"] = "editable cp311-abi3-linux_x86_64"  # the cached property
     why = fallback_why(info)
     assert why.startswith(stale + ". It ranks exactly as the Rust kernel does")
+    assert "install a platform wheel of memwire-agent-memory" in why
     asked = BackendInfo("python", "python", "MEMWIRE_BACKEND=python", "0.1.0", 2)
     assert "unset it to use the Rust kernel" in fallback_why(asked)
 

@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memwire._dist import DISTRIBUTION
 from memwire.cli import _http
 from memwire.cli._common import EXIT_OK, EXIT_UNHEALTHY, add_common, db_path, emit
 
@@ -61,8 +62,8 @@ def fallback_why(info: BackendInfo) -> str:
         why = info.reason.removeprefix("fallback: ")
     return (
         f"{why}. It ranks exactly as the Rust kernel does (docs/parity.md), only slower; for the "
-        "Rust kernel install a platform wheel (linux or macOS, x86_64 or aarch64) or build "
-        "from source with Rust and a C++ compiler (README, Install)"
+        f"Rust kernel install a platform wheel of {DISTRIBUTION} (linux or macOS, x86_64 or "
+        "aarch64) or build from source with Rust and a C++ compiler (README, Install)"
     )
 
 
