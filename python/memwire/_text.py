@@ -84,6 +84,9 @@ def clean_label(value: object, what: str, max_chars: int) -> str:
     return text
 
 
+_UNADDRESSABLE_BANK = re.compile(r".+/memories(/[^/]+)?\Z")
+
+
 def clean_bank(value: object) -> str:
     """A bank name: a label without invisible characters (Unicode format characters: zero-width
     spaces and joiners, bidi controls, BOM), which would make ``default`` and
@@ -92,6 +95,14 @@ def clean_bank(value: object) -> str:
     if not name.isascii() and any(unicodedata.category(ch) == "Cf" for ch in name):
         raise InvalidInputError(
             "bank must not contain invisible characters (zero-width or bidi controls)"
+        )
+    if _UNADDRESSABLE_BANK.search(name):
+        # DELETE /banks/x/memories/y forgets memory y of bank x, GET /banks/x/memories/stats
+        # reads memory "stats": banks named "x/memories/y" or "x/memories" could be created but
+        # not deleted or read over HTTP.
+        raise InvalidInputError(
+            "bank must not end in '/memories' or '/memories/<name>': the HTTP API could not "
+            "address it"
         )
     return name
 

@@ -16,6 +16,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote_to_bytes
 
 import anyio
 import anyio.to_thread
@@ -105,6 +106,17 @@ def _reject_constant(name: str) -> Any:
     raise InvalidInputError(f"invalid JSON: {name} is not allowed")
 
 
+# No field takes an integer beyond 64 bits; a longer literal is refused before int() parses
+# it (a 5,001-digit one would otherwise hit CPython's digit limit and end as a 500).
+MAX_INT_DIGITS = 20
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise InvalidInputError(f"invalid JSON: an integer of more than {MAX_INT_DIGITS} digits")
+    return int(text)
+
+
 async def read_json(request: Request) -> Any:
     """The parsed body (size was checked by the guard); a 400 for anything not JSON."""
     raw = await request.body()
@@ -115,7 +127,7 @@ async def read_json(request: Request) -> Any:
     except UnicodeDecodeError:
         raise InvalidInputError("invalid JSON: the body is not UTF-8") from None
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, parse_int=_bounded_int)
     except json.JSONDecodeError as exc:
         raise InvalidInputError(f"invalid JSON: {exc.msg} at position {exc.pos}") from None
     except RecursionError:
@@ -168,6 +180,16 @@ def _host_name(value: str) -> str:
 def _origin_host(origin: str) -> str:
     rest = origin.split("://", 1)[-1]
     return _host_name(rest.split("/", 1)[0])
+
+
+def _utf8_url(scope: Scope) -> bool:
+    raw_path = scope.get("raw_path") or scope["path"].encode("utf-8")
+    for part in (raw_path, scope.get("query_string", b"").replace(b"+", b" ")):
+        try:
+            unquote_to_bytes(part).decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+    return True
 
 
 class Guard:
@@ -243,6 +265,10 @@ class Guard:
             origin = headers.get(b"origin")
             if origin is not None and not self._own_origin(scope, origin.decode("latin-1")):
                 return error_body(403, "cross-origin requests are refused")
+        # Starlette percent-decodes with errors="replace": "/banks/a%FFb" would address a bank
+        # named "a\ufffdb". A path or query that is not UTF-8 once decoded is refused instead.
+        if not _utf8_url(scope):
+            return error_body(400, "the URL is not valid UTF-8 once percent-decoded")
         # The web page's static files hold no data: it loads, then asks for the token.
         path = scope["path"]
         if self.token is not None and path != "/health" and path not in PUBLIC_PATHS:

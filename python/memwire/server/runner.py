@@ -67,6 +67,18 @@ def check_bind(host: str, token: str | None) -> None:
         )
 
 
+def _loopback_hosts(host: str) -> frozenset[str]:
+    """The Host names a loopback server answers: the usual ones plus the address it is bound
+    to (``--host 127.0.0.2`` must answer ``Host: 127.0.0.2``, not 421)."""
+    from memwire.server.app import LOOPBACK_NAMES
+
+    name = host.strip().lower()
+    bound = {name}
+    if ":" in name and not name.startswith("["):
+        bound.add(f"[{name}]")  # IPv6 literals arrive bracketed in Host
+    return frozenset(LOOPBACK_NAMES) | bound
+
+
 def _server_class() -> Any:
     import uvicorn
 
@@ -105,13 +117,13 @@ def make_server(
     """A configured (not yet running) uvicorn server for ``memory``."""
     import uvicorn
 
-    from memwire.server.app import LOOPBACK_NAMES, create_app
+    from memwire.server.app import create_app
 
     check_bind(host, token)
     app = create_app(
         memory,
         token=token,
-        allowed_hosts=LOOPBACK_NAMES if is_loopback(host) else None,
+        allowed_hosts=_loopback_hosts(host) if is_loopback(host) else None,
         mcp=mcp,
     )
     config = uvicorn.Config(
