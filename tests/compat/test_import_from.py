@@ -256,3 +256,30 @@ def test_agentmemory_export(tmp_path: Path) -> None:
         lines.write_text("\n".join(json.dumps(r) for r in flat), encoding="utf-8")
         again = import_from(memory, "agentmemory", lines, bank="project")
         assert (again.read, again.imported, again.merged) == (5, 0, 4)
+
+
+def test_the_cli_draws_a_progress_bar_on_a_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from memwire._progress import Progress
+    from memwire.cli import transfer
+
+    drawn = io.StringIO()
+
+    class Terminal(Progress):
+        def __init__(self, total: int, label: str, *, enabled: bool | None = None) -> None:
+            super().__init__(total, label, stream=drawn, enabled=enabled is not False)
+
+    monkeypatch.setattr(transfer, "Progress", Terminal)
+    monkeypatch.setattr("memwire._progress.time.monotonic", iter(range(0, 10**6, 10)).__next__)
+    source = tmp_path / "memory-wire.db"
+    build(source, generate(1_500))
+    db = str(tmp_path / "memwire.db")
+    assert main(["--db", db, "import-from", "memory-wire", str(source)]) == 0
+    assert "importing [" in drawn.getvalue() and "100.0%" in drawn.getvalue()
+    assert "imported 1500" in capsys.readouterr().out
+    drawn.truncate(0)
+    assert main(["--db", db, "import-from", "memory-wire", str(source), "--no-progress"]) == 0
+    assert drawn.getvalue().strip("\x00") == ""
