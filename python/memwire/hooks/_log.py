@@ -11,7 +11,7 @@ import logging
 import os
 import time
 from collections.abc import Mapping
-from logging.handlers import RotatingFileHandler
+from pathlib import Path
 from typing import Any
 
 from memwire.hooks import _paths
@@ -23,14 +23,38 @@ _FAILURES_FILE = "failures.jsonl"
 _configured = False
 
 
-class _PrivateRotatingFileHandler(RotatingFileHandler):
+def _private_rotating_handler(path: Path) -> logging.Handler:
     """A rotating log whose files (the live one and each new one after a rollover) are 0600."""
+    from logging.handlers import RotatingFileHandler
 
-    def _open(self) -> Any:
-        from memwire.store.files import open_private
+    class PrivateRotatingFileHandler(RotatingFileHandler):
+        def _open(self) -> Any:
+            from memwire.private_files import open_private
 
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
-        return open(open_private(self.baseFilename, flags), "a", encoding=self.encoding)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+            return open(open_private(self.baseFilename, flags), "a", encoding=self.encoding)
+
+    handler = PrivateRotatingFileHandler(path, maxBytes=1 << 20, backupCount=1, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(message)s"))
+    return handler
+
+
+class _LazyFileHandler(logging.Handler):
+    """Opens the hooks log on the first record: a hook run that logs nothing (the usual
+    prompt) never imports logging.handlers nor touches the file."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._target: logging.Handler | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self._target is None:
+            try:
+                directory = _paths.private_dir(_paths.hooks_dir())
+                self._target = _private_rotating_handler(directory / "hooks.log")
+            except OSError:
+                self._target = logging.NullHandler()
+        self._target.handle(record)
 
 
 def setup_logging() -> None:
@@ -44,21 +68,12 @@ def setup_logging() -> None:
     root.propagate = False
     for old in list(root.handlers):
         root.removeHandler(old)
-    handler: logging.Handler
-    try:
-        directory = _paths.private_dir(_paths.hooks_dir())
-        handler = _PrivateRotatingFileHandler(
-            directory / "hooks.log", maxBytes=1 << 20, backupCount=1, encoding="utf-8"
-        )
-        handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(message)s"))
-    except OSError:
-        handler = logging.NullHandler()
-    root.addHandler(handler)
+    root.addHandler(_LazyFileHandler())
     root.setLevel(logging.DEBUG if os.environ.get("MEMWIRE_DEBUG") else logging.INFO)
 
 
 def _append(path: os.PathLike[str] | str, record: Mapping[str, Any]) -> None:
-    from memwire.store.files import open_private
+    from memwire.private_files import open_private
 
     line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
     fd = open_private(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
@@ -72,7 +87,7 @@ def failure(event: str, what: str, detail: str = "") -> None:
 
     what, detail = redact(what), redact(detail)
     logging.getLogger("memwire.hooks").warning("%s: %s %s", event, what, detail)
-    from memwire.store.files import open_private
+    from memwire.private_files import open_private
 
     with contextlib.suppress(OSError):
         directory = _paths.private_dir(_paths.hooks_dir())
