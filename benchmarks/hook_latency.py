@@ -64,6 +64,18 @@ def _child_cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
+def _startup(env: dict[str, str], runs: int) -> list[Sample]:
+    """What an empty interpreter costs here: the floor under every hook number (on a loaded
+    machine CPU time grows too, so read the hook against this line)."""
+    times: list[Sample] = []
+    for _ in range(runs):
+        cpu = _child_cpu()
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+        times.append(((time.perf_counter() - started) * 1000, (_child_cpu() - cpu) * 1000))
+    return times
+
+
 def _measure(env: dict[str, str], runs: int) -> list[Sample]:
     times: list[Sample] = []
     for n in range(runs):
@@ -125,6 +137,7 @@ def main() -> None:
         home = Path(tmp)
         _seed(home, args.memories)
         env = _env(home, MEMWIRE_URL="off", MEMWIRE_BANK="bench")
+        _report("python -c pass", _startup(env, args.runs))
         _measure(env, 2)  # warm the page cache and write the index snapshot
         EMPTY[0] = 0
         _report(f"in-process, {args.memories} mem", _measure(env, args.runs))

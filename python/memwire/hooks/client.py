@@ -305,6 +305,9 @@ class LocalClient:
 
     def _open(self) -> Memory:
         if self._memory is None:
+            from memwire.hooks._log import ensure_logging
+
+            ensure_logging()  # the Memory API logs: to the hooks log, never to stderr
             from memwire.memory import Memory
 
             try:
