@@ -68,7 +68,8 @@ def test_every_door_names_the_same_bank(
     else:
         monkeypatch.setenv("MEMWIRE_BANK", env_bank)
     project = env_bank or "acme/web"
-    hook = run_hook("session-start", json.dumps({"cwd": str(repo)}), url="off", budget=60)
+    # a server that is not there: the hook names its bank without opening any store
+    hook = run_hook("session-start", json.dumps({"cwd": str(repo)}), url="http://127.0.0.1:9")
     monkeypatch.chdir(repo)
     args = build_parser().parse_args(["recall", "q"])
     resolve_project_bank(args)
