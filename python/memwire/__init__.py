@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memwire._kernel.backend import BackendInfo, backend_info
 from memwire.errors import (
     ConflictError,
     InvalidInputError,
@@ -19,6 +18,7 @@ from memwire.errors import (
 )
 
 if TYPE_CHECKING:
+    from memwire._kernel.backend import BackendInfo, backend_info
     from memwire.memory import Memory
     from memwire.records import Hit, Record
 
@@ -26,7 +26,12 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
-    # The Memory API (and sqlite3 with it) loads on first use, keeping `import memwire` light.
+    # The Memory API (and sqlite3 with it) and the kernel backend load on first use, keeping
+    # `import memwire` light: `memwire hook`, run before every prompt, needs neither.
+    if name in ("backend_info", "BackendInfo"):
+        from memwire._kernel import backend
+
+        return getattr(backend, name)
     if name == "Memory":
         from memwire.memory import Memory
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import pkgutil
+import subprocess
+import sys
+from pathlib import Path
 
 import memwire.cli
 import pytest
@@ -17,7 +21,7 @@ def test_every_group_module_is_registered() -> None:
         for info in pkgutil.iter_modules(memwire.cli.__path__)
         if not info.name.startswith("_")
     }
-    assert modules == {group.__name__.rsplit(".", 1)[1] for group in _GROUPS}
+    assert modules == set(_GROUPS)
     assert {"hook", "connect"} <= modules
 
 
@@ -25,3 +29,26 @@ def test_hook_and_connect_are_listed_in_help() -> None:
     text = build_parser().format_help()
     for command in ("hook", "connect", "serve", "daemon"):
         assert f"    {command}" in text, command
+
+
+def test_hook_builds_only_its_own_group(tmp_path: Path) -> None:
+    """`memwire hook prompt` runs before every prompt: through a server it imports no other
+    command group, no kernel, no store and no server code."""
+    code = (
+        "import sys, memwire.cli as c; c.main(['hook', 'prompt']); "
+        "print(sorted(m for m in sys.modules if m.startswith(('memwire.cli.', 'memwire.server', "
+        "'memwire.memory', 'memwire.store', 'memwire._kernel', 'numpy'))))"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMWIRE_")}
+    # a server that cannot be reached: the hook gives up on it, imports stay the same
+    env.update(MEMWIRE_HOME=str(tmp_path), MEMWIRE_URL="http://127.0.0.1:9")
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input='{"session_id": "s", "prompt": "how do we deploy?", "cwd": "/"}',
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    loaded = done.stdout.strip().splitlines()[-1]
+    assert loaded == "['memwire.cli._common', 'memwire.cli.doctor', 'memwire.cli.hook']", loaded

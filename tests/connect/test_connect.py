@@ -253,3 +253,41 @@ def test_codex_home_is_honoured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("CODEX_HOME", str(custom))
     connect(["codex"], home=tmp_path, base=BASE)
     assert (custom / "hooks.json").is_file() and not (tmp_path / ".codex").exists()
+
+
+def test_cli_prints_next_steps_and_says_removed_on_uninstall(tmp_path: Path) -> None:
+    wired = _cli(tmp_path, "claude", "codex", "--skill")
+    assert wired.returncode == 0, wired.stderr
+    assert "next:" in wired.stdout
+    assert "Claude Code: restart Claude Code" in wired.stdout
+    assert "Codex: restart Codex and trust memwire's hooks" in wired.stdout
+    assert "memwire doctor" in wired.stdout
+    again = _cli(tmp_path, "claude", "--uninstall")
+    assert again.returncode == 0, again.stderr
+    assert "wrote" not in again.stdout and "next:" not in again.stdout
+    settings = tmp_path / ".claude" / "settings.json"
+    assert f"removed memwire's entries from {settings}" in again.stdout
+    skill = tmp_path / ".claude" / "skills" / "memwire" / "SKILL.md"
+    assert f"removed {skill}" in again.stdout and not skill.exists()
+
+
+def test_pins_go_into_every_hook_and_the_mcp_entry(tmp_path: Path) -> None:
+    db = tmp_path / "stores" / "work.db"
+    reports = connect(["claude", "codex"], home=tmp_path, base=BASE, bank="team/shared", db=str(db))
+    assert [r.state for r in reports] == ["wired", "wired"]
+    pins = ["--bank", "team/shared", "--db", str(db.resolve())]
+    settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+    for groups in settings["hooks"].values():
+        command = groups[0]["hooks"][0]["command"]
+        assert command.endswith(" --bank team/shared --db " + str(db.resolve())), command
+    server = json.loads((tmp_path / ".claude.json").read_text())["mcpServers"]["memwire"]
+    assert server["args"] == ["mcp", *pins]
+    config = toml_parse((tmp_path / ".codex" / "config.toml").read_text())
+    assert config is not None and config["mcp_servers"]["memwire"]["args"] == ["mcp", *pins]
+    # unpinned again: the same entries are replaced, not added
+    connect(["claude"], home=tmp_path, base=BASE)
+    server = json.loads((tmp_path / ".claude.json").read_text())["mcpServers"]["memwire"]
+    assert server["args"] == ["mcp"]
+    hooks = json.loads((tmp_path / ".claude" / "settings.json").read_text())["hooks"]
+    assert all(len(groups) == 1 for groups in hooks.values())
+    assert "--bank" not in json.dumps(hooks)

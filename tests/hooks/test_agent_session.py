@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 import pytest
 import tomllib
-from hook_support import FIXTURES, child_env
+from hook_support import child_env
 
 pytest.importorskip("mcp")
 from mcp import Client
@@ -27,6 +27,7 @@ from mcp.client.stdio import StdioServerParameters
 from memwire.connect import connect
 from memwire.memory import Memory
 
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 FACT = "The deploy key rotates every Friday: run ops/rotate-key.sh from the bastion host."
 QUESTION = "How do I rotate the deploy key?"
 SESSIONS = {

@@ -52,6 +52,34 @@ def test_resolution_order(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert resolve_bank(sub, "explicit") == "explicit"
 
 
+@pytest.mark.parametrize("env_bank", [None, "from-env"])
+def test_every_door_names_the_same_bank(
+    home: Path, repo: Path, monkeypatch: pytest.MonkeyPatch, env_bank: str | None
+) -> None:
+    """The hooks, the CLI, MCP over stdio and MCP over HTTP, with no bank named, in a project
+    (the doors without the client's directory stop at MEMWIRE_BANK, else default)."""
+    from memwire.cli import build_parser
+    from memwire.cli._common import resolve_project_bank
+    from memwire.hooks.events import run_hook
+    from memwire.server.mcp_server import _pick_bank
+
+    if env_bank is None:
+        monkeypatch.delenv("MEMWIRE_BANK", raising=False)
+    else:
+        monkeypatch.setenv("MEMWIRE_BANK", env_bank)
+    project = env_bank or "acme/web"
+    # a server that is not there: the hook names its bank without opening any store
+    hook = run_hook("session-start", json.dumps({"cwd": str(repo)}), url="http://127.0.0.1:9")
+    monkeypatch.chdir(repo)
+    args = build_parser().parse_args(["recall", "q"])
+    resolve_project_bank(args)
+    stdio_default = resolve_bank(str(repo))  # what `memwire mcp` started in the project uses
+    assert hook.bank == args.bank == stdio_default == project
+    assert _pick_bank({}, None, stdio_default) == project
+    assert _pick_bank({"bank": "other"}, None, stdio_default) == "other"  # explicit wins
+    assert _pick_bank({}, None, None) == (env_bank or "default")  # HTTP: no client directory
+
+
 def test_no_remote_uses_top_level_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MEMWIRE_BANK", raising=False)
     root = tmp_path / "my-project"

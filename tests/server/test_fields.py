@@ -319,7 +319,22 @@ def test_cli_options_agree_with_the_table(command: str) -> None:
 def test_cli_bank_option_is_the_tables() -> None:
     sub = _subparser(build_parser(), "recall")
     (bank,) = [a for a in sub._actions if a.dest == "bank"]
-    assert tuple(bank.option_strings) == BANK.flags and bank.default == BANK.default
+    assert tuple(bank.option_strings) == BANK.flags
+    # No parse-time default: the bank rule fills it in after parsing (memwire.project), and
+    # outside any repository with no MEMWIRE_BANK it gives the table's default.
+    assert bank.default is None
+
+
+def test_cli_bank_rule_ends_at_the_tables_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memwire.cli._common import resolve_project_bank
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MEMWIRE_BANK", raising=False)
+    args = build_parser().parse_args(["recall", "q"])
+    resolve_project_bank(args)
+    assert args.bank == BANK.default
 
 
 def test_every_field_has_an_operation_and_a_door() -> None:

@@ -7,33 +7,35 @@ says what happened (see ``memwire --help`` and :mod:`memwire.cli._common`).
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-import traceback
 from collections.abc import Sequence
 
-from memwire.cli import (
-    _common,
-    connect,
-    daemon,
-    doctor,
-    evaluate,
-    hook,
-    migrate,
-    records,
-    serving,
-    store,
-    transfer,
-)
+from memwire.cli import _common, doctor
 from memwire.cli._common import EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
 __all__ = ["build_parser", "main"]
 
-# Every command group, in the order `memwire --help` lists them. All are plain imports: a group
-# that fails to import fails the whole CLI (and its tests) rather than vanishing from it.
-_GROUPS = (serving, records, store, transfer, migrate, doctor, daemon, evaluate, hook, connect)
+# Every command group, in the order `memwire --help` lists them. Each is imported when the
+# parser is built: a group that fails to import fails the whole CLI (and its tests) rather than
+# vanishing from it. `memwire hook ...`, which agent hosts run before every prompt, builds only
+# its own group, so it does not pay for importing the others.
+_GROUPS = (
+    "serving",
+    "records",
+    "store",
+    "transfer",
+    "migrate",
+    "doctor",
+    "daemon",
+    "evaluate",
+    "hook",
+    "connect",
+)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``memwire`` parser; ``only``: just that command group (the hook fast path)."""
     parser = argparse.ArgumentParser(
         prog="memwire",
         description="Durable memory for AI agents: serve it over HTTP and MCP, or use it here.",
@@ -47,16 +49,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", default=False, help="print JSON")
     _common.add_embedder(parser, default=None)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for group in _GROUPS:
-        group.register(commands)
+    for name in _GROUPS if only is None else (only,):
+        importlib.import_module(f"memwire.cli.{name}").register(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit code (never raises but for SystemExit from --help)."""
-    parser = build_parser()
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser("hook" if args_list[:1] == ["hook"] else None)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(args_list)
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     run = getattr(args, "run", None)
@@ -73,6 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except Exception as exc:
         if _common.debug():
+            import traceback
+
             traceback.print_exc()
         _common.status(f"memwire: {_common.error_text(exc)}")
         return _common.exit_code_for(exc)

@@ -18,10 +18,10 @@ from memwire.errors import (
     NotFoundError,
     StorageError,
 )
-from memwire.server import fields
 
 if TYPE_CHECKING:
     from memwire.memory import Memory
+    from memwire.server import fields
 
 __all__ = [
     "EXIT_CONFLICT",
@@ -154,6 +154,8 @@ BANK_RULE_HELP = (
 def add_bank(parser: argparse.ArgumentParser, *, any_bank: bool = False) -> None:
     """``--bank``: the bank rule's choice (:func:`memwire.project.resolve_bank`, worked out
     by :func:`resolve_project_bank` after parsing) unless ``any_bank`` (then: every bank)."""
+    from memwire.server import fields
+
     bank = fields.BANK
     if any_bank:
         parser.add_argument(*bank.flags, dest=bank.name, default=None, help="only in this bank")
@@ -181,6 +183,8 @@ class _Deferred:
         self.field = field
 
     def __str__(self) -> str:  # the help, through argparse's ``%(memwire_help)s``
+        from memwire.server import fields
+
         text = fields.describe(self.field)
         if self.field.kind == "strings":
             text += "; repeat for more"
@@ -202,6 +206,8 @@ def add_fields(
     """Every CLI field of ``operation`` (:mod:`memwire.server.fields`): its flags, type,
     default, choices and help from the table; a required field is a positional argument.
     ``help`` replaces the table's text for the fields it names (by key)."""
+    from memwire.server import fields
+
     for field in fields.fields_for(operation, "cli"):
         kwargs: dict[str, Any] = {}
         if field.key in (help or {}):
@@ -224,6 +230,8 @@ def add_fields(
 
 def body_of(args: argparse.Namespace, operation: str) -> dict[str, Any]:
     """The request of ``operation`` from parsed arguments, by wire name (for :mod:`ops`)."""
+    from memwire.server import fields
+
     return {f.name: getattr(args, f.name) for f in fields.fields_for(operation, "cli")}
 
 

@@ -299,11 +299,23 @@ def run_start(args: argparse.Namespace) -> int:
         return EXIT_OK
     url = _http.url_of(args.host, args.port)
     squatter = _http.probe(args.host, args.port, timeout=0.5)
+    if squatter.ok and squatter.store == wanted:
+        # e.g. `memwire serve` in another terminal: it serves this very store, so the hooks
+        # use it; starting a second one could only fail on the address.
+        emit(
+            args,
+            {"state": "served by another process", "pid": squatter.pid, "url": url},
+            lambda: (
+                f"{url} is already served by pid {squatter.pid} (not started by 'memwire "
+                "daemon'), on this store: the hooks use it; nothing started"
+            ),
+        )
+        return EXIT_OK
     if squatter.ok:
         who = f"another memwire server (pid {squatter.pid})" if squatter.pid else "a server"
         raise CommandError(
-            f"{who} already answers at {url}, and it is not this home's daemon; stop it or "
-            "choose another --port",
+            f"{who} already answers at {url}, on another store, and it is not this home's "
+            "daemon; stop it or choose another --port",
             EXIT_ERROR,
         )
     home = home_dir()

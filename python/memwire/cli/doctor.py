@@ -4,12 +4,10 @@ and ``memwire --version``, which names the backend, the wheel and the build too.
 from __future__ import annotations
 
 import argparse
-import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memwire._dist import DISTRIBUTION
-from memwire.cli import _http
 from memwire.cli._common import EXIT_OK, EXIT_UNHEALTHY, add_common, db_path, emit
 
 if TYPE_CHECKING:
@@ -190,6 +188,8 @@ def _missing_store(file: Path) -> Check:
 
 
 def check_integrity(file: Path, full: bool) -> Check:
+    import sqlite3
+
     pragma = "integrity_check" if full else "quick_check"
     try:
         conn = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
@@ -206,6 +206,7 @@ def check_integrity(file: Path, full: bool) -> Check:
 
 def check_server(host: str | None, port: int | None, db: str | None = None) -> list[Check]:
     """Does a server answer, which store does it serve, and can the hooks use it?"""
+    from memwire.cli import _http
     from memwire.cli.daemon import hooks_view, read_pidfile
     from memwire.locations import store_id
     from memwire.server.runner import DEFAULT_HOST, DEFAULT_PORT

@@ -40,8 +40,8 @@ def register(commands: Any) -> None:
         "--bank",
         "-b",
         default=None,
-        help="the bank (default: $MEMWIRE_BANK, "
-        "else the git remote's owner/repo, else the repository's name)",
+        help="the bank (default: $MEMWIRE_BANK, else the git remote's owner/repo of the "
+        "payload's cwd, else the repository's name, else 'default')",
     )
     p.add_argument(
         "--url",

@@ -7,58 +7,94 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
+import sys
 import time
 from collections.abc import Mapping
-from logging.handlers import RotatingFileHandler
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from memwire.hooks import _paths
 
-__all__ = ["audit", "failure", "recent_failures", "setup_logging"]
+if TYPE_CHECKING:
+    import logging
+
+__all__ = ["audit", "ensure_logging", "failure", "recent_failures", "setup_logging"]
 
 MAX_FAILURES = 200
 _FAILURES_FILE = "failures.jsonl"
 _configured = False
+_wanted = False
 
 
-class _PrivateRotatingFileHandler(RotatingFileHandler):
+def _lazy_file_handler() -> logging.Handler:
+    """A handler that opens the hooks log on the first record: a run that logs nothing never
+    imports logging.handlers nor touches the file."""
+    import logging
+
+    class LazyFileHandler(logging.Handler):
+        target: logging.Handler | None = None
+
+        def emit(self, record: logging.LogRecord) -> None:
+            if self.target is None:
+                try:
+                    directory = _paths.private_dir(_paths.hooks_dir())
+                    self.target = _private_rotating_handler(directory / "hooks.log")
+                except OSError:
+                    self.target = logging.NullHandler()
+            self.target.handle(record)
+
+    return LazyFileHandler()
+
+
+def _private_rotating_handler(path: Path) -> logging.Handler:
     """A rotating log whose files (the live one and each new one after a rollover) are 0600."""
+    import logging
+    from logging.handlers import RotatingFileHandler
 
-    def _open(self) -> Any:
-        from memwire.store.files import open_private
+    class PrivateRotatingFileHandler(RotatingFileHandler):
+        def _open(self) -> Any:
+            from memwire.private_files import open_private
 
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
-        return open(open_private(self.baseFilename, flags), "a", encoding=self.encoding)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+            return open(open_private(self.baseFilename, flags), "a", encoding=self.encoding)
+
+    handler = PrivateRotatingFileHandler(path, maxBytes=1 << 20, backupCount=1, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(message)s"))
+    return handler
 
 
 def setup_logging() -> None:
     """Send the ``memwire`` loggers to ``<home>/hooks/hooks.log`` and nowhere else: a hook's
-    stdout is read by the host (and often shown to the model), its stderr by the user."""
+    stdout is read by the host (and often shown to the model), its stderr by the user.
+
+    When nothing has imported :mod:`logging` yet (a prompt through a server never does), this
+    only takes note: :func:`ensure_logging` does the work before the first record, from
+    :func:`failure` or before the store is opened in-process (the Memory API logs)."""
+    global _wanted
+    _wanted = True
+    if "logging" in sys.modules:
+        ensure_logging()
+
+
+def ensure_logging() -> None:
+    """Configure the ``memwire`` loggers now, if :func:`setup_logging` asked for it."""
     global _configured
-    if _configured:
+    if _configured or not _wanted:
         return
     _configured = True
+    import logging
+
     root = logging.getLogger("memwire")
     root.propagate = False
     for old in list(root.handlers):
         root.removeHandler(old)
-    handler: logging.Handler
-    try:
-        directory = _paths.private_dir(_paths.hooks_dir())
-        handler = _PrivateRotatingFileHandler(
-            directory / "hooks.log", maxBytes=1 << 20, backupCount=1, encoding="utf-8"
-        )
-        handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(message)s"))
-    except OSError:
-        handler = logging.NullHandler()
-    root.addHandler(handler)
+    root.addHandler(_lazy_file_handler())
     root.setLevel(logging.DEBUG if os.environ.get("MEMWIRE_DEBUG") else logging.INFO)
 
 
 def _append(path: os.PathLike[str] | str, record: Mapping[str, Any]) -> None:
-    from memwire.store.files import open_private
+    from memwire.private_files import open_private
 
     line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
     fd = open_private(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
@@ -71,8 +107,11 @@ def failure(event: str, what: str, detail: str = "") -> None:
     from memwire.redact import redact
 
     what, detail = redact(what), redact(detail)
+    ensure_logging()
+    import logging
+
     logging.getLogger("memwire.hooks").warning("%s: %s %s", event, what, detail)
-    from memwire.store.files import open_private
+    from memwire.private_files import open_private
 
     with contextlib.suppress(OSError):
         directory = _paths.private_dir(_paths.hooks_dir())

@@ -59,8 +59,8 @@ def audit_dir() -> Path:
 
 def private_dir(directory: Path) -> Path:
     """Make one of the hooks' directories (0700, its missing parents too; see
-    :mod:`memwire.store.files`). Raises OSError."""
-    from memwire.store.files import private_dir as make
+    :mod:`memwire.private_files`). Raises OSError."""
+    from memwire.private_files import private_dir as make
 
     return make(directory)
 

@@ -13,17 +13,15 @@ Choice, made once per hook run (:func:`open_client`):
   :func:`memwire.locations.store_id`), so hooks and an MCP server started by the host always
   share one store. When no such server answers, the hook works in-process on that store.
 
-HTTP uses the standard library only, with short timeouts; ``$MEMWIRE_TOKEN`` is sent as a
-bearer token when set.
+HTTP uses the standard library only (a socket for ``http://``, see :func:`_exchange`), with
+short timeouts; ``$MEMWIRE_TOKEN`` is sent as a bearer token when set.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Protocol
@@ -95,6 +93,98 @@ def _entry(row: Mapping[str, Any]) -> Entry:
     return Entry(str(row.get("id", "")), row["content"], _when(row.get("created_at")), kept)
 
 
+MAX_ANSWER = 16 * 1024 * 1024
+
+
+def _exchange(
+    url: str, method: str, data: bytes | None, headers: dict[str, str], timeout: float
+) -> tuple[int, dict[str, str], bytes]:
+    """One HTTP request: ``(status, headers (lower-case names), body)``.
+
+    Plain ``http://`` is spoken over a socket here: the hook runs before every prompt, and
+    ``http.client``/``urllib.request`` cost more CPU to import (email parsing, ssl) than the
+    whole exchange with a local server. ``https://`` goes through ``urllib.request``.
+    Raises OSError (and TimeoutError) when the server cannot be reached, ValueError for an
+    answer that is not HTTP."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme == "https":
+        return _exchange_tls(url, method, data, headers, timeout)
+    if parts.scheme != "http" or not parts.hostname:
+        raise ValueError(f"not an http:// URL: {parts.scheme}://")
+    import socket
+
+    port = parts.port or 80
+    target = parts.path + (f"?{parts.query}" if parts.query else "")
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    lines = [f"{method} {target} HTTP/1.1", f"Host: {host}:{port}", "Connection: close"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    lines.append(f"Content-Length: {len(data or b'')}")
+    request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (data or b"")
+    chunks: list[bytes] = []
+    size = 0
+    with socket.create_connection((parts.hostname, port), timeout=timeout) as sock:
+        sock.sendall(request)
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_ANSWER:
+                raise ValueError("the answer is too large")
+    return _parse_answer(b"".join(chunks))
+
+
+def _parse_answer(raw: bytes) -> tuple[int, dict[str, str], bytes]:
+    head, sep, body = raw.partition(b"\r\n\r\n")
+    if not sep:
+        raise ValueError("an incomplete HTTP answer")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    words = status_line.split(" ", 2)
+    if len(words) < 2 or not words[0].startswith("HTTP/") or not words[1].isdigit():
+        raise ValueError("not an HTTP answer")
+    headers: dict[str, str] = {}
+    for line in header_lines:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        body = _unchunk(body)
+    elif headers.get("content-length", "").isdigit():
+        body = body[: int(headers["content-length"])]
+    return int(words[1]), headers, body
+
+
+def _unchunk(body: bytes) -> bytes:
+    out = bytearray()
+    while body:
+        size_line, sep, rest = body.partition(b"\r\n")
+        if not sep:
+            raise ValueError("a broken chunked answer")
+        size = int(size_line.split(b";", 1)[0].strip() or b"0", 16)
+        if size == 0:
+            break
+        out += rest[:size]
+        body = rest[size + 2 :]
+    return bytes(out)
+
+
+def _exchange_tls(
+    url: str, method: str, data: bytes | None, headers: dict[str, str], timeout: float
+) -> tuple[int, dict[str, str], bytes]:
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            found = {k.lower(): v for k, v in response.headers.items()}
+            return int(response.status), found, response.read(MAX_ANSWER)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code), {k.lower(): v for k, v in exc.headers.items()}, b""
+    except urllib.error.URLError as exc:
+        raise OSError(str(exc.reason)) from None
+
+
 class HTTPClient:
     """The memwire HTTP API (``/banks/{bank}/...``)."""
 
@@ -110,27 +200,27 @@ class HTTPClient:
         self, method: str, path: str, body: Any = None, timeout: float | None = None
     ) -> Any:
         data = None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
-        request = urllib.request.Request(self.url + path, data=data, method=method)
+        headers = {"Accept": "application/json"}
         if data is not None:
-            request.add_header("Content-Type", "application/json")
+            headers["Content-Type"] = "application/json"
         if self.token:
-            request.add_header("Authorization", f"Bearer {self.token}")
+            headers["Authorization"] = f"Bearer {self.token}"
         try:
-            with urllib.request.urlopen(request, timeout=timeout or self.timeout) as response:
-                raw = response.read()
-                self.last_headers = {k.lower(): v for k, v in response.headers.items()}
-        except urllib.error.HTTPError as exc:
-            if exc.code in (400, 409, 413, 422):
-                raise Rejected(f"HTTP {exc.code}") from None
-            if exc.code == 401:
-                raise Unavailable(
-                    "HTTP 401: the server wants a token; give the hooks the server's token "
-                    "in MEMWIRE_TOKEN (memwire doctor shows this)"
-                ) from None
-            raise Unavailable(f"HTTP {exc.code}") from None
-        except (TimeoutError, urllib.error.URLError, OSError) as exc:
+            status, self.last_headers, raw = _exchange(
+                self.url + path, method, data, headers, timeout or self.timeout
+            )
+        except (TimeoutError, OSError, ValueError) as exc:
             reason = getattr(exc, "reason", exc)
             raise Unavailable(f"{type(reason).__name__}: {reason}") from None
+        if status in (400, 409, 413, 422):
+            raise Rejected(f"HTTP {status}")
+        if status == 401:
+            raise Unavailable(
+                "HTTP 401: the server wants a token; give the hooks the server's token "
+                "in MEMWIRE_TOKEN (memwire doctor shows this)"
+            )
+        if not 200 <= status < 300:
+            raise Unavailable(f"HTTP {status}")
         if path == "/health":
             return raw.decode("utf-8", "replace")
         try:
@@ -215,6 +305,9 @@ class LocalClient:
 
     def _open(self) -> Memory:
         if self._memory is None:
+            from memwire.hooks._log import ensure_logging
+
+            ensure_logging()  # the Memory API logs: to the hooks log, never to stderr
             from memwire.memory import Memory
 
             try:

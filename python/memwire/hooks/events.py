@@ -33,10 +33,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from memwire import hosts
-from memwire.hooks import _log, _paths, spool
+from memwire.hooks import _log, _paths
 from memwire.hooks.block import MAX_BLOCK_BYTES, MAX_ENTRIES, Entry, build_block
 from memwire.hooks.client import Client, Rejected, Unavailable, open_client
-from memwire.hooks.transcript import read_exchanges, turn_chunks
 from memwire.hosts import EVENTS
 from memwire.project import resolve_bank
 
@@ -215,7 +214,7 @@ def load_state(session: str) -> dict[str, Any]:
 
 
 def save_state(session: str, state: Mapping[str, Any]) -> None:
-    from memwire.store.files import open_private
+    from memwire.private_files import open_private
 
     with contextlib.suppress(OSError):
         path = _state_path(session)
@@ -313,6 +312,8 @@ def _transcript_items(
     """The retain items for the exchanges not yet captured, and the new cursor."""
     if not payload.transcript_path:
         return [], int(state.get("captured", -1))
+    from memwire.hooks.transcript import read_exchanges, turn_chunks
+
     exchanges = read_exchanges(payload.transcript_path)
     if not exchanges:
         return [], int(state.get("captured", -1))
@@ -381,18 +382,24 @@ def _deliver(
     else:
         reason = "no store"
     if pending:
+        from memwire.hooks import spool
+
         spool.append(bank, pending, reason=reason)
         result.spooled += len(pending)
         _log.failure(event, f"spooled {len(pending)} write(s)", reason)
 
 
 def spool_rejected(bank: str, items: list[dict[str, Any]], why: str) -> None:
+    from memwire.hooks import spool
+
     with contextlib.suppress(OSError):
         spool.reject(bank, items, why)
 
 
 def drain_spool(client: Client, budget: float = DRAIN_BUDGET_S) -> int:
     """Deliver what the spool holds (until ``budget`` seconds pass); returns how many."""
+
+    from memwire.hooks import spool
 
     def send(bank: str, item: dict[str, Any]) -> str:
         try:

@@ -201,7 +201,7 @@ def _lock(directory: Path) -> Iterator[bool]:
             with contextlib.suppress(OSError):
                 path.unlink()
         return
-    from memwire.store.files import open_private
+    from memwire.private_files import open_private
 
     flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
     handle = open(open_private(path, flags), "a")  # noqa: SIM115 - held for the whole drain

@@ -391,6 +391,15 @@ def _bank(request: Request) -> str:
     return bank
 
 
+DOCS_INDEX = {
+    "name": "memwire",
+    "openapi": "/openapi.json",
+    "web_page": "/",
+    "health": "/health",
+    "mcp": "/mcp (streamable HTTP; /mcp/{bank} pins a bank)",
+    "docs": "docs/serving.md (HTTP and MCP) and docs/hosts.md (agent hosts) in the memwire "
+    "source; the README's quick starts show curl and MCP calls",
+}
 HEALTH_PID = "X-Memwire-Pid"
 HEALTH_STORE = "X-Memwire-Store"
 
@@ -410,6 +419,10 @@ def build_routes(memory: Memory, mcp: LazyMCP | None, store_id: str | None = Non
         from memwire.server.openapi import document
 
         return document()
+
+    async def docs(request: Request) -> Any:
+        # No Swagger page (it would load scripts from another origin): where to read instead.
+        return DOCS_INDEX
 
     async def list_banks(request: Request) -> Any:
         return await in_thread(ops.banks, memory)
@@ -466,6 +479,7 @@ def build_routes(memory: Memory, mcp: LazyMCP | None, store_id: str | None = Non
     routes = [
         Route("/health", health, methods=["GET"]),
         Route("/openapi.json", endpoint(openapi, query=True), methods=["GET"]),
+        Route("/docs", endpoint(docs), methods=["GET"]),
         Route("/banks", endpoint(list_banks), methods=["GET"]),
         Route("/banks/{bank:path}/retain", endpoint(retain), methods=["POST"]),
         Route("/banks/{bank:path}/conversation", endpoint(retain_conversation), methods=["POST"]),

@@ -195,6 +195,9 @@ SPECS: tuple[ToolSpec, ...] = (
         _forget,
         read_only=False,
         destructive=True,
+        # A repeat answers an error (the memory is gone), so the hint must not promise that
+        # calling it again is harmless to the caller's flow.
+        idempotent=False,
     ),
     ToolSpec(
         "memory_bank_config_get",

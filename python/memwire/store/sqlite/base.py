@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from memwire.errors import MemwireError, StorageError
-from memwire.store.files import private_dir, private_file
+from memwire.private_files import private_dir, private_file
 from memwire.store.protocol import CLOSED, MAX_ORDINAL
 
 __all__ = [
