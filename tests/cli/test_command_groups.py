@@ -52,3 +52,19 @@ def test_hook_builds_only_its_own_group(tmp_path: Path) -> None:
     )
     loaded = done.stdout.strip().splitlines()[-1]
     assert loaded == "['memwire.cli._common', 'memwire.cli.doctor', 'memwire.cli.hook']", loaded
+
+
+def test_embedder_option_lists_the_config_modes() -> None:
+    # The option names its choices without importing memwire.config (the hook's path must not
+    # load the kernel contract); the names must still be the config's.
+    import argparse
+
+    from memwire import config
+    from memwire.cli._common import add_embedder
+
+    parser = argparse.ArgumentParser()
+    add_embedder(parser)
+    action = next(a for a in parser._actions if a.dest == "embedder")
+    assert action.metavar == "{" + ",".join(config.EMBEDDER_MODES) + "}"
+    for mode in config.EMBEDDER_MODES:
+        assert parser.parse_args(["--embedder", mode]).embedder == mode

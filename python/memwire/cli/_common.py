@@ -111,11 +111,27 @@ EMBEDDER_HELP = (
 )
 
 
-def add_embedder(parser: argparse.ArgumentParser, default: str | None = argparse.SUPPRESS) -> None:
-    """``--embedder``: the store-wide default embedder (:func:`memwire.config.default_tier`)."""
+def _embedder_name(value: str) -> str:
+    # Checked when given, not when the parser is built: importing memwire.config loads the
+    # kernel's contract, which the prompt hook's path must not pay for (an option it never uses).
     from memwire.config import EMBEDDER_MODES
 
-    parser.add_argument("--embedder", choices=EMBEDDER_MODES, default=default, help=EMBEDDER_HELP)
+    if value not in EMBEDDER_MODES:
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {value!r} (choose from {', '.join(EMBEDDER_MODES)})"
+        )
+    return value
+
+
+def add_embedder(parser: argparse.ArgumentParser, default: str | None = argparse.SUPPRESS) -> None:
+    """``--embedder``: the store-wide default embedder (:func:`memwire.config.default_tier`)."""
+    parser.add_argument(
+        "--embedder",
+        type=_embedder_name,
+        metavar="{static,minilm,none}",
+        default=default,
+        help=EMBEDDER_HELP,
+    )
 
 
 def add_common(
