@@ -102,7 +102,7 @@ def test_stop_retains_transcript_once(home: Path, repo: Path, transcript: Path) 
     done = run_hook_cli(["stop", "--host", "claude"], stdin, env)
     assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
     rows = _transcript_rows(home / "memory.db")
-    assert len(rows) == 5  # one memory per message (turn), with its neighbours as context
+    assert len(rows) == 3  # one memory per assistant message, its neighbours as context
     joined = "\n".join(rows)
     assert "ops/deploy.sh staging" in joined and "eu-west-1" in joined
     assert "AKIAABCDEFGHIJKLMNOP" not in joined  # redacted by the Memory API
@@ -114,7 +114,7 @@ def test_stop_retains_transcript_once(home: Path, repo: Path, transcript: Path) 
     ):
         stdin = payload(fixture, cwd=str(repo), transcript=str(transcript))
         assert run_hook_cli([event], stdin, env).returncode == 0
-    assert len(_transcript_rows(home / "memory.db")) == 5
+    assert len(_transcript_rows(home / "memory.db")) == 3
     noted = _transcript_contexts(home / "memory.db")["Assistant: Noted: staging runs on eu-west-1."]
     assert noted.startswith("The script pushes the image") and "eu-west-1 cluster" in noted
     assert "AKIAABCDEFGHIJKLMNOP" not in noted  # a neighbour's text is redacted before it is used
@@ -145,10 +145,10 @@ def test_stop_retains_transcript_once(home: Path, repo: Path, transcript: Path) 
     stdin = payload("claude_stop.json", cwd=str(repo), transcript=str(transcript))
     run_hook_cli(["stop"], stdin, env)
     rows = _transcript_rows(home / "memory.db")
-    assert len(rows) == 7 and any("Tag a release first." in r for r in rows)
-    # the new exchange's first turn has the turns before it, from the earlier capture, as context
-    asked = _transcript_contexts(home / "memory.db")["User: And production?"]
-    assert asked is not None and asked.startswith("Remember: staging uses the eu-west-1 cluster")
+    assert len(rows) == 4 and any("Tag a release first." in r for r in rows)
+    # the new reply has the turns before it, from the earlier capture, as context
+    answered = _transcript_contexts(home / "memory.db")["Assistant: Tag a release first."]
+    assert answered is not None and answered.startswith("Noted: staging runs on eu-west-1.")
     # explicit recall still reaches transcripts
     with Memory(home / "memory.db") as memory:
         hits = memory.recall("eu-west-1", bank="acme/web", tags=["transcript"])
@@ -162,7 +162,7 @@ def test_codex_payload(home: Path, repo: Path, tmp_path: Path) -> None:
     stdin = payload("codex_stop.json", cwd=str(repo), transcript=str(rollout))
     assert run_hook_cli(["stop"], stdin, env).returncode == 0  # host guessed from turn_id
     rows = _transcript_rows(home / "memory.db")
-    assert len(rows) == 2 and "invoicing" in "\n".join(rows)
+    assert len(rows) == 1 and "invoicing" in "\n".join(rows)
     stdin = payload("codex_user_prompt_submit.json", cwd=str(repo), transcript=str(rollout))
     done = run_hook_cli(["prompt", "--host", "codex"], stdin, env)
     assert done.returncode == 0 and done.stderr == ""
@@ -179,7 +179,7 @@ def test_cursor_and_gemini_output_shapes(home: Path, repo: Path, transcript: Pat
     stdin = payload("cursor_stop.json", cwd=str(repo), transcript=str(transcript))
     done = run_hook_cli(["stop"], stdin, env)
     assert json.loads(done.stdout) == {}
-    assert len(_transcript_rows(home / "memory.db")) == 7  # the two seeded and five turns
+    assert len(_transcript_rows(home / "memory.db")) == 5  # the two seeded and three replies
     stdin = payload("gemini_before_agent.json", cwd=str(repo), transcript=str(transcript))
     done = run_hook_cli(["prompt"], stdin, env)
     data = json.loads(done.stdout)
@@ -213,13 +213,13 @@ def test_server_down_spools_then_drains(home: Path, repo: Path, transcript: Path
     assert spooled and "AKIAABCDEFGHIJKLMNOP" not in spooled[0].read_text()
     status = run_hook_cli(["status", "--json"], "", env)
     health = json.loads(status.stdout)
-    assert status.returncode == 5 and health["spool"]["items"] == 5
+    assert status.returncode == 5 and health["spool"]["items"] == 3
     assert any("spooled" in f["error"] for f in health["last_failures"])
     # the next run that reaches a store drains the spool (here: in-process)
     local = child_env(home, MEMWIRE_URL="off")
     stdin = payload("claude_session_start.json", cwd=str(repo), transcript=str(transcript))
     assert run_hook_cli(["session-start"], stdin, local).returncode == 0
-    assert len(_transcript_rows(home / "memory.db")) == 5
+    assert len(_transcript_rows(home / "memory.db")) == 3
     assert json.loads(run_hook_cli(["status", "--json"], "", local).stdout)["spool"]["items"] == 0
     for path in spooled:
         assert not path.exists()
@@ -227,7 +227,7 @@ def test_server_down_spools_then_drains(home: Path, repo: Path, transcript: Path
     stdin = payload("claude_stop.json", cwd=str(repo), transcript=str(transcript))
     (home / "hooks" / "sessions" / "abc123.json").unlink()  # forget the cursor: full re-read
     assert run_hook_cli(["stop"], stdin, local).returncode == 0
-    assert len(_transcript_rows(home / "memory.db")) == 5
+    assert len(_transcript_rows(home / "memory.db")) == 3
 
 
 def test_hung_server_is_abandoned_within_budget(home: Path, repo: Path, transcript: Path) -> None:
@@ -261,14 +261,14 @@ def test_server_up(home: Path, repo: Path, transcript: Path, server: Server) -> 
     assert run_hook_cli(["stop"], stdin, env).returncode == 0
     rows = server.get("/banks/acme-web/memories?limit=100")
     transcripts = [r for r in rows if "transcript" in r["tags"]]
-    assert len(transcripts) == 5
+    assert len(transcripts) == 3
     assert not list((home / "spool").glob("*.jsonl")) if (home / "spool").exists() else True
     assert not (home / "memory.db").exists()  # everything went through the server
     # a second stop with the cursor forgotten: no duplicates on the server either
     (home / "hooks" / "sessions" / "abc123.json").unlink()
     assert run_hook_cli(["stop"], stdin, env).returncode == 0
     rows = server.get("/banks/acme-web/memories?limit=100")
-    assert len([r for r in rows if "transcript" in r["tags"]]) == 5
+    assert len([r for r in rows if "transcript" in r["tags"]]) == 3
 
 
 def test_server_comes_back_and_drains(
@@ -279,9 +279,9 @@ def test_server_comes_back_and_drains(
     assert run_hook_cli(["stop"], stdin, down).returncode == 0
     up = child_env(home, MEMWIRE_URL=server.url, MEMWIRE_BANK="acme-web")
     done = run_hook_cli(["drain", "--json"], "", up)
-    assert done.returncode == 0 and json.loads(done.stdout)["delivered"] == 5
+    assert done.returncode == 0 and json.loads(done.stdout)["delivered"] == 3
     rows = server.get("/banks/acme-web/memories?limit=100")
-    assert len([r for r in rows if "transcript" in r["tags"]]) == 5
+    assert len([r for r in rows if "transcript" in r["tags"]]) == 3
 
 
 def test_slashed_bank_through_server_is_never_lost(
@@ -297,4 +297,4 @@ def test_slashed_bank_through_server_is_never_lost(
         rows = []
     delivered = len([r for r in rows if "transcript" in r.get("tags", [])])
     health = json.loads(run_hook_cli(["status", "--json"], "", env).stdout)
-    assert delivered + health["spool"]["items"] == 5
+    assert delivered + health["spool"]["items"] == 3

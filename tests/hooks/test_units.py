@@ -289,10 +289,13 @@ def test_turns_are_bounded_windowed_and_stable() -> None:
     turns = turn_chunks([first, exchange], start=3, limit=1000)
     assert len(turns) > 2 and {t.exchange for t in turns} == {3}
     assert all(len(t.text) <= 1000 + len("Assistant: ") for t in turns)
-    assert [t.part for t in turns] == list(range(len(turns)))
-    assert turns[0].text == "User: " + ("q " * 10).strip()
-    # the window reaches into the exchange before the first one captured
-    assert turns[0].context == "an earlier question\nan earlier answer\n" + turns[1].text[11:]
+    # only the assistant's pieces are memories; part 0 is the user's prompt, context only
+    assert [t.part for t in turns] == list(range(1, len(turns) + 1))
+    assert all(t.text.startswith("Assistant: para.") for t in turns)
+    # the window reaches into the exchange before the first one captured, the prompt included
+    assert (
+        turns[0].context == "an earlier answer\n" + ("q " * 10).strip() + "\n" + turns[1].text[11:]
+    )
     assert turn_chunks([first, exchange], start=3, limit=1000) == turns
 
 

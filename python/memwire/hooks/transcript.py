@@ -247,10 +247,15 @@ def _redacted(text: str) -> str:
 def turn_chunks(
     exchanges: list[Exchange], start: int = 0, limit: int = MAX_CHUNK_CHARS
 ) -> list[Turn]:
-    """The turns of ``exchanges[start:]``, one per message piece, each with the texts of the
-    turns around it (``retain_conversation``'s default window, which may reach into the
-    exchanges before ``start``) as its context. Every message is redacted whole before it is
-    cut into pieces of at most ``limit`` characters and before any window is built."""
+    """The assistant turns of ``exchanges[start:]``, one per message piece, each with the texts
+    of the turns around it (``retain_conversation``'s default window over every message, the
+    user's included, which may reach into the exchanges before ``start``) as its context.
+
+    Only the assistant's pieces become memories: a prompt hook that injected the user's own
+    earlier question ("User: how do we deploy?") would show the agent nothing it can use, while
+    the reply is found by that question, which sits in its context. Every message is redacted
+    whole before it is cut into pieces of at most ``limit`` characters and before any window
+    is built."""
     from memwire.memory.conversation import conversation_items
 
     pieces: list[tuple[int, int, str, str, str | None]] = []
@@ -272,6 +277,6 @@ def turn_chunks(
             context=item.get("context"),
             timestamp=stamp,
         )
-        for (index, part, _, _, stamp), item in zip(pieces, items, strict=True)
-        if index >= start
+        for (index, part, speaker, _, stamp), item in zip(pieces, items, strict=True)
+        if index >= start and speaker == "Assistant"
     ]
