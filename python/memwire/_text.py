@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from memwire.errors import InvalidInputError
 
@@ -27,6 +27,8 @@ __all__ = [
     "clean_tags",
     "clean_text",
     "embed_text",
+    "fold_tag",
+    "fold_tags",
     "index_text",
     "nfkc",
 ]
@@ -107,8 +109,28 @@ def clean_bank(value: object) -> str:
     return name
 
 
-def clean_tags(value: object, what: str = "tags") -> list[str]:
-    """A tag list: a string (one tag) or an iterable of strings; order kept, duplicates dropped."""
+def fold_tag(tag: str) -> str:
+    """A tag as stored and compared: casefolded (Unicode full case folding), so ``Deploy``,
+    ``DEPLOY`` and ``deploy`` are one tag everywhere: filters, ``exclude_tags``, stats."""
+    return tag.casefold()
+
+
+def fold_tags(tags: Iterable[str]) -> list[str]:
+    """Casefolded tags, order kept, duplicates (after folding) dropped."""
+    out: list[str] = []
+    for tag in tags:
+        folded = fold_tag(tag)
+        if folded not in out:
+            out.append(folded)
+    return out
+
+
+def clean_tags(
+    value: object, what: str = "tags", check: Callable[[str], object] | None = None
+) -> list[str]:
+    """A tag list: a string (one tag) or an iterable of strings; each normalised (NFKC) and
+    casefolded (:func:`fold_tag`); order kept, duplicates dropped. ``check`` sees each tag
+    before it is folded (the secret check: its patterns know the case of what they match)."""
     if value is None:
         return []
     if isinstance(value, str):
@@ -121,6 +143,13 @@ def clean_tags(value: object, what: str = "tags") -> list[str]:
     seen: set[str] = set()
     for item in items:
         tag = clean_label(item, "tag", MAX_TAG_CHARS)
+        if check is not None:
+            check(tag)
+        tag = fold_tag(tag)
+        if len(tag) > MAX_TAG_CHARS:  # folding may lengthen a tag ("ß" is "ss")
+            raise InvalidInputError(
+                f"tag is too long: {len(tag)} characters casefolded, the limit is {MAX_TAG_CHARS}"
+            )
         if tag not in seen:
             seen.add(tag)
             out.append(tag)

@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memwire._kernel.contract import DEFAULT_WEIGHTS
-from memwire._text import clean_tags
+from memwire._text import clean_tags, fold_tags
 from memwire.errors import InvalidInputError
 
 __all__ = [
@@ -290,9 +290,11 @@ def recall_budget(config: Mapping[str, Any], budget: object) -> int:
 
 
 def retain_tags(config: Mapping[str, Any]) -> list[str]:
+    """The bank's ``retain_tags``, casefolded (a config written before tags were folded may
+    hold capitals)."""
     value = config.get("retain_tags")
     if isinstance(value, list):
-        return [t for t in value if isinstance(t, str)]
+        return fold_tags(t for t in value if isinstance(t, str))
     return []
 
 

@@ -206,3 +206,27 @@ def test_http_config_refuses_a_missing_tier(
         assert r.json()["error"] == "embedder must be one of 'static', 'minilm', 'none', got 'bert'"
         r = httpx.put(f"{url}/banks/b/config", json={"embedder": "none"}, timeout=30)
         assert r.status_code == 200 and r.json() == {"embedder": "none"}
+
+
+def test_a_minilm_bank_without_the_extra_is_a_clear_error(
+    db_path: Path, backend: str, minilm_installed: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Memory(db_path, backend=backend, embedder="minilm") as m:
+        m.retain("alice prefers dark mode", bank="m")
+    # the extra goes away: the bank's recorded tier cannot load
+    monkeypatch.setattr(minilm.importlib.util, "find_spec", lambda name: None)
+
+    def load(tier: str, backend: str | None = None) -> object:
+        minilm.check_installed()
+        return FAKE
+
+    monkeypatch.setattr(tiers, "load", load)
+    with Memory(db_path, backend=backend) as m:
+        for attempt in (lambda: m.retain("more", bank="m"), lambda: m.recall("dark", bank="m")):
+            with pytest.raises(InvalidInputError) as caught:
+                attempt()
+            assert str(caught.value).startswith("bank 'm': the MiniLM embedder needs")
+            assert minilm.INSTALL_HINT in str(caught.value)
+        assert m.stats(bank="m")["count"] == 1
+        m.set_config("m", {"embedder": "none"})  # the way to use it lexically meanwhile
+        assert m.recall("dark mode", bank="m")[0].content == "alice prefers dark mode"

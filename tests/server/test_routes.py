@@ -399,3 +399,22 @@ def test_unknown_fields_and_query_parameters_are_refused_by_name(client: httpx.C
     assert client.get("/banks/s/stats", params={"verbose": 1}).status_code == 400
     # null still means absent, for a known field
     assert client.post("/banks/s/recall", json={"query": "kept", "limit": None}).json() == ["kept"]
+
+
+def test_tags_are_case_insensitive_over_http(client: httpx.Client) -> None:
+    """Tags are stored casefolded: a filter in any case finds them, stats count them once."""
+    one = client.post(
+        "/banks/t/retain", json={"content": "deploys run on fridays", "tags": ["Ops"]}
+    )
+    two = client.post(
+        "/banks/t/retain", json={"content": "deploy freeze in december", "tags": ["OPS", "Freeze"]}
+    )
+    client.post("/banks/t/retain", json={"content": "lunch is at noon", "tags": ["social"]})
+    hits = client.post(
+        "/banks/t/recall", json={"query": "deploy", "tags": ["ops"], "format": "full"}
+    ).json()
+    assert {h["id"] for h in hits} == {one.json()["id"], two.json()["id"]}
+    assert sorted(h["tags"] for h in hits) == [["ops"], ["ops", "freeze"]]
+    kept = client.post("/banks/t/recall", json={"query": "deploy", "exclude_tags": ["FREEZE"]})
+    assert "deploy freeze in december" not in kept.json()
+    assert client.get("/banks/t/stats").json()["tags"] == {"ops": 2, "freeze": 1, "social": 1}

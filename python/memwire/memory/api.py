@@ -230,16 +230,19 @@ class Memory:
         if mode == "none":
             return None
         recorded = head.space if head is not None else None
-        if recorded is None:
-            return self._resolve_embedder(mode)
-        if self._own is not None and self._own[1] == recorded:
-            return self._own
-        tier = tiers.tier_of(recorded.embedder)
-        if tier is not None:
-            found = self._tier_embedder(tier)  # EmbedExtraMissing names the install command
-            if found[1] == recorded:
-                return found
-        offered = self._resolve_embedder(mode)
+        try:
+            if recorded is None:
+                return self._resolve_embedder(mode)
+            if self._own is not None and self._own[1] == recorded:
+                return self._own
+            tier = tiers.tier_of(recorded.embedder)
+            if tier is not None:
+                found = self._tier_embedder(tier)
+                if found[1] == recorded:
+                    return found
+            offered = self._resolve_embedder(mode)
+        except EmbedExtraMissing as exc:  # every door shows why, and the install command
+            raise InvalidInputError(f"bank {name!r}: {exc}") from None
         raise InvalidInputError(
             space_mismatch(name, recorded, offered[1] if offered is not None else ("none", 0))
         )

@@ -145,7 +145,7 @@ def prepare(
         id=memory_id or new_id(),
         content=text,
         context=ctx,
-        tags=tuple(check_identifier(tag, "tag") for tag in clean_tags(tags)),
+        tags=tuple(clean_tags(tags, check=lambda tag: check_identifier(tag, "tag"))),
         created_at=when,
         retained_at=retained_at or now or _dates.format_utc(_dates.now_utc()),
         document_id=doc,

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from memwire._dist import install_hint
 from memwire.errors import InvalidInputError, MemwireError, StorageError, StoreUnavailableError
 from memwire.store.protocol import CLOSED
+from memwire.store.tag_case import fold_stored_tags
 
 if TYPE_CHECKING:
     import psycopg
@@ -33,7 +34,7 @@ __all__ = ["SCHEMA_VERSION", "PostgresBase", "load_psycopg"]
 
 log = logging.getLogger("memwire.store")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 RETRY_DEADLINE_S = 120.0
 CONNECT_TIMEOUT_S = 10
 UNREACHABLE = "the database cannot be reached; try again later"
@@ -235,13 +236,21 @@ class PostgresBase:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
             # The catalog may not show a schema that a server starting beside us created
             # meanwhile: every statement tolerates what is already there.
-            if self._version(conn) is None:
+            current = self._version(conn)
+            if current is None:
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
                         conn.execute(statement)
                 conn.execute(
                     "INSERT INTO memwire_meta (key, value) VALUES ('schema_version', %s) "
                     "ON CONFLICT (key) DO NOTHING",
+                    (str(SCHEMA_VERSION),),
+                )
+            elif current < SCHEMA_VERSION:
+                # 1 -> 2: tags are case-insensitive (stored casefolded)
+                fold_stored_tags(conn, "%s")
+                conn.execute(
+                    "UPDATE memwire_meta SET value = %s WHERE key = 'schema_version'",
                     (str(SCHEMA_VERSION),),
                 )
             conn.execute("COMMIT")

@@ -21,6 +21,7 @@ from typing import TypeVar
 from memwire.errors import MemwireError, StorageError
 from memwire.private_files import private_dir, private_file
 from memwire.store.protocol import CLOSED, MAX_ORDINAL
+from memwire.store.tag_case import fold_stored_tags
 
 __all__ = [
     "BUSY_TIMEOUT_S",
@@ -33,7 +34,7 @@ __all__ = [
 
 log = logging.getLogger("memwire.store")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_S = 10.0
 RETRY_DEADLINE_S = 120.0
 MAX_IDLE_READERS = 4  # read connections kept open between reads
@@ -220,11 +221,14 @@ class SQLiteBase:
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version < SCHEMA_VERSION:
-                # 0: a new file; 1: add the reembed tables (nothing else changed).
+                # 0: a new file; 1: add the reembed tables (nothing else changed); 1-2:
+                # casefold the stored tags (version 3: tags are case-insensitive).
                 script = (_SCHEMA if version == 0 else "") + _SCHEMA_2
                 for statement in script.split(";"):
                     if statement.strip():
                         conn.execute(statement)
+                if version > 0:
+                    fold_stored_tags(conn, "?")
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:
