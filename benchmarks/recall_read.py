@@ -15,7 +15,8 @@ one untimed pass over the queries, times:
 - ``recall``: ``Memory.recall(q, limit=10)``, one call per sample, p50/p95 in microseconds;
 - ``filtered``: the same with ``exclude_tags=["even"]``;
 - ``serial`` / ``threads``: wall time of 2 x Q recalls one after another, and of two threads
-  running Q each at once (throughput ratio = serial / threads).
+  running Q each at once (throughput ratio = serial / threads); each twice, interleaved, the
+  faster kept.
 
 tantivy (same corpus, same queries, its own subprocess): ``parse_query`` + top-10 search, then
 the stored text of each hit fetched (``searcher.doc``), the same work a recall's hits need.
@@ -102,16 +103,26 @@ def measure_memwire(path: str, n: int, count: int) -> dict[str, Any]:
     out: dict[str, Any] = {"open_s": open_s}
     out["recall"] = _summary(_timed(plain, queries))
     out["filtered"] = _summary(_timed(filtered, queries))
-    t0 = time.perf_counter()
-    for q in queries + queries:
-        plain(q)
-    out["serial_s"] = time.perf_counter() - t0
+    serial, parallel = [], []
+    for _ in range(2):  # interleaved, the faster of two each: the machine's load moves
+        t0 = time.perf_counter()
+        for q in queries + queries:
+            plain(q)
+        serial.append(time.perf_counter() - t0)
+        parallel.append(_two_threads(plain, queries))
+    out["serial_s"], out["threads_s"] = min(serial), min(parallel)
+    mem.close()
+    return out
+
+
+def _two_threads(fn: Any, queries: list[str]) -> float:
+    """Seconds for two threads running every query each (in opposite orders) at once."""
     start = threading.Barrier(3)
 
     def worker(order: list[str]) -> None:
         start.wait()
         for q in order:
-            plain(q)
+            fn(q)
 
     threads = [threading.Thread(target=worker, args=(qs,)) for qs in (queries, queries[::-1])]
     for t in threads:
@@ -120,9 +131,7 @@ def measure_memwire(path: str, n: int, count: int) -> dict[str, Any]:
     t0 = time.perf_counter()
     for t in threads:
         t.join()
-    out["threads_s"] = time.perf_counter() - t0
-    mem.close()
-    return out
+    return time.perf_counter() - t0
 
 
 def measure_tantivy(n: int, count: int) -> dict[str, Any]:
@@ -174,7 +183,8 @@ def report(args: argparse.Namespace, built: dict[str, Any], runs: dict[str, Any]
         f"recall_read, n={args.n}, {args.queries} generic queries, limit 10, Rust backend; "
         f"{machine_info().get('cpu', '')}",
         f"bank built by this checkout: retain_many {built['retain_s']:.1f} s, "
-        f"HNSW graph +{built['graph_s']:.1f} s",
+        f"HNSW graph +{built['graph_s']:.1f} s (nan: a kept --store reused); "
+        f"load average at the end {os.getloadavg()[0]:.1f}",
         "",
         "| checkout | recall p50 / p95 us | x tantivy p50 | filtered p50 / p95 us "
         "| filtered / plain p50 | 2 x Q serial s | 2 threads s | speed-up |",
@@ -208,6 +218,14 @@ def main(argv: list[str] | None = None) -> int:
         help="another checkout's python/ dir to time on the same store (repeatable)",
     )
     p.add_argument("--out", help="also write the report here")
+    p.add_argument(
+        "--rounds", type=int, default=1, help="time every checkout this many times, alternating"
+    )
+    p.add_argument(
+        "--store",
+        help="keep the built bank in this file and reuse it when it exists (it must hold "
+        "the same --n)",
+    )
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--db", default="", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -222,14 +240,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     own = str(REPO / "python")
     with tempfile.TemporaryDirectory(prefix="memwire-recall-read-") as tmp:
-        args.db = str(Path(tmp) / "bank.db")
-        print(f"building the {args.n}-memory bank ...", file=sys.stderr)
-        built = _worker(args, own, "build")
+        args.db = args.store or str(Path(tmp) / "bank.db")
+        built: dict[str, Any] = {"retain_s": float("nan"), "graph_s": float("nan")}
+        if not Path(args.db).exists():
+            print(f"building the {args.n}-memory bank ...", file=sys.stderr)
+            built = _worker(args, own, "build")
         runs: dict[str, Any] = {}
-        for path in [*args.compare, own]:
-            label = "this checkout" if path == own else path
-            print(f"timing {label} ...", file=sys.stderr)
-            runs[label] = _worker(args, path, "memwire")
+        for round_ in range(1, args.rounds + 1):
+            for path in [*args.compare, own]:
+                label = "this checkout" if path == own else path
+                if args.rounds > 1:
+                    label += f" (round {round_})"
+                print(f"timing {label} ...", file=sys.stderr)
+                runs[label] = _worker(args, path, "memwire")
         print("timing tantivy ...", file=sys.stderr)
         runs["tantivy"] = _worker(args, None, "tantivy")
     text = report(args, built, runs)

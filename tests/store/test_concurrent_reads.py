@@ -250,3 +250,46 @@ def _locked(cm: Any, log: list[str], name: str) -> None:
 def _held(cm: Any, release: threading.Event) -> None:
     with cm:
         release.wait(HANG_GUARD_S)
+
+
+def test_recalls_and_writes_interleaved_leave_a_consistent_index(
+    mem: Memory, tmp_path: Path, backend: str
+) -> None:
+    """Readers (plain and filtered) and a writer (retains, forgets) at once: nothing fails,
+    every filtered hit passes its filter, and afterwards the index answers as one rebuilt from
+    the store by a fresh Memory."""
+    _fill(mem, 120)
+    start = threading.Barrier(4)
+    stop = threading.Event()
+
+    def read(avoid: list[str]) -> int:
+        start.wait()
+        done = 0
+        while not stop.is_set() or done < 20:
+            for hit in mem.recall("database deploy kernel", exclude_tags=avoid, limit=20):
+                assert not set(avoid) & set(hit.tags)
+            done += 1
+        return done
+
+    def write() -> None:
+        start.wait()
+        try:
+            for i in range(40):
+                new = mem.retain(f"written meanwhile {i} database", tags=[TOPICS[i % 8]])
+                if i % 3 == 0:
+                    mem.forget(new)
+        finally:
+            stop.set()
+
+    readers = [_in_thread(lambda a=a: read(a)) for a in ([], ["database"], ["deploy", "port"])]
+    writer, wrote = _in_thread(write)
+    for thread, _ in [*readers, (writer, wrote)]:
+        thread.join(HANG_GUARD_S)
+    assert "error" not in wrote
+    for thread, out in readers:
+        assert not thread.is_alive() and "error" not in out, out.get("error")
+    queries = _queries()
+    ours = {q: _key(mem.recall(q, limit=10, exclude_tags=["lunch"])) for q in queries}
+    with Memory(tmp_path / "m.db", backend=backend) as fresh:
+        for q in queries:
+            assert _key(fresh.recall(q, limit=10, exclude_tags=["lunch"])) == ours[q]

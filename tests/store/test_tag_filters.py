@@ -51,8 +51,9 @@ def _check(mem: Memory) -> None:
         got[(tuple(tags), tuple(avoid))] = [(h.id, h.score) for h in hits]
         for hit in hits:
             assert (not tags or set(tags) & set(hit.tags)) and not set(avoid) & set(hit.tags)
-        cached = state.filters.allowed(mem._store, state.bank_id, tags, avoid)
+        cached, member = state.filters.allowed(mem._store, state.bank_id, tags, avoid)
         assert cached == mem._store.allowed(state.bank_id, tags, avoid, None).ordinals
+        assert list(member) == cached
     kept, state.filters = state.filters, TagFilters()  # built fresh from the store
     for tags, avoid in FILTERS:
         hits = mem.recall(query, tags=tags, exclude_tags=avoid, limit=20, min_score=0)
@@ -80,3 +81,30 @@ def test_filters_are_kept_for_the_most_recent_pairs(mem: Memory) -> None:
     assert len(state.filters._entries) == MAX_FILTERS
     mem.retain("another deploy note", tags=["t0"])
     assert len(mem.recall("deploy", exclude_tags=["t0"], limit=100, min_score=0)) == 19
+
+
+def test_lookup_gate_probe_decides_as_the_filtered_search(backend: str) -> None:
+    """is_lookup with the filter's set (an unfiltered probe first) answers exactly as with the
+    list handed to the kernel, whichever way the probe goes."""
+    from memwire._kernel.backend import load_kernel
+    from memwire.memory.bank_state import GATE_PROBE, is_lookup
+
+    rng = random.Random(5)
+    index = load_kernel(backend).BankIndex()
+    texts = [
+        " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 4))) + f" id{i % 37}"
+        for i in range(400)
+    ]
+    index.add_many(list(range(400)), texts)
+    queries = [f"{a} {b}" for a in WORDS for b in WORDS] + [f"id{i}" for i in range(37)]
+    decided = {True: 0, False: 0}
+    for share in (0.05, 0.5, 0.95):
+        allow = sorted(rng.sample(range(400), int(400 * share)))
+        member = set(allow)
+        for query in queries:
+            probe = index.search_bm25(query, GATE_PROBE)
+            decided[sum(o in member for o, _ in probe) >= 2 or len(probe) < GATE_PROBE] += 1
+            for ratio in (0.5, 1.0, 1.2, 1.5, 3.0):
+                want = is_lookup(index, query, allow, ratio)
+                assert is_lookup(index, query, allow, ratio, member) == want
+    assert decided[True] and decided[False]  # both the probe's answer and the fallback ran

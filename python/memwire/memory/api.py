@@ -43,7 +43,7 @@ from memwire.errors import (
 )
 from memwire.locations import default_path
 from memwire.memory.background import Snapshotter
-from memwire.memory.bank_state import BankState, fit_vectors, is_lookup
+from memwire.memory.bank_state import BankState, Member, fit_vectors, is_lookup
 from memwire.memory.conversation import DEFAULT_AFTER, DEFAULT_BEFORE, conversation_items
 from memwire.memory.items import (
     check_id,
@@ -657,9 +657,10 @@ class Memory:
             cfg = head.config
             days = config.ttl_days(cfg)
             cutoff = _dates.cutoff(days) if days is not None else None
-            allow = None
+            allow: list[int] | None = None
+            member: Member | None = None  # ``allow`` as a set, when there is one
             if want or avoid:
-                allow = state.filters.allowed(self._store, state.bank_id, want, avoid)
+                allow, member = state.filters.allowed(self._store, state.bank_id, want, avoid)
             if cutoff is not None:
                 live = self._store.allowed(state.bank_id, [], [], cutoff).ordinals
                 if live is not None:
@@ -667,13 +668,15 @@ class Memory:
                     # are swept in the background, so that later recalls stop paying for them.
                     self._snapshotter.request(name, sweep=True)
                     allow = live if allow is None else sorted(set(allow).intersection(live))
+                    member = None
             if allow is not None and not allow:
                 return []
             weights = config.fusion_weights(cfg)
             vector: bytes | None = None
             if weights[2] > 0 and head.embedder is not None and state.index.dim:
                 lexical = weights[0] > 0 or weights[1] > 0
-                if lexical and is_lookup(state.index, text, allow, config.lookup_ratio(cfg)):
+                ratio = config.lookup_ratio(cfg)
+                if lexical and is_lookup(state.index, text, allow, ratio, member):
                     weights = (weights[0], weights[1], 0.0)
                 else:
                     chosen = self._bank_embedder(name, head)

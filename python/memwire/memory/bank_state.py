@@ -4,27 +4,57 @@ it in shape is in :mod:`memwire.memory.background`."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Sequence, Set
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
+
+from pyroaring import BitMap
 
 from memwire.memory.filters import TagFilters
 
 if TYPE_CHECKING:
     from memwire._kernel.contract import BankIndex
 
-__all__ = ["BankState", "ReadWriteLock", "fit_vectors", "is_lookup"]
+__all__ = ["GATE_PROBE", "BankState", "Member", "ReadWriteLock", "fit_vectors", "is_lookup"]
 
 
-def is_lookup(index: BankIndex, query: str, allow: Sequence[int] | None, ratio: float) -> bool:
-    """Whether BM25's best hit leads the second by ``ratio`` (config ``lookup_ratio``).
+Member = BitMap | Set[int]  # an allow-list as a set
+
+# How deep the lookup gate looks without the filter before passing the filter to the kernel.
+GATE_PROBE = 8
+
+
+def is_lookup(
+    index: BankIndex,
+    query: str,
+    allow: Sequence[int] | None,
+    ratio: float,
+    member: Member | None = None,
+) -> bool:
+    """Whether BM25's best hit (among ``allow``) leads the second by ``ratio`` (config
+    ``lookup_ratio``).
 
     Such a query names something one memory has (an identifier, a rare name); the dense stream
-    would only add neighbours that can outrank it, so recall runs it lexically."""
+    would only add neighbours that can outrank it, so recall runs it lexically. ``member``:
+    ``allow`` as a set, when there is one (the kernel then often need not take the list)."""
     if ratio <= 0:
         return False
-    top = index.search_bm25(query, 2, allow)
+    top = _top_two(index, query, allow, member)
     return len(top) == 2 and top[0][1] >= ratio * top[1][1]
+
+
+def _top_two(
+    index: BankIndex, query: str, allow: Sequence[int] | None, member: Member | None
+) -> list[tuple[int, float]]:
+    if allow is not None and member is not None:
+        # A filter changes no BM25 score nor their order: the filtered top two are the first
+        # two allowed hits of the unfiltered ranking, when its first GATE_PROBE hold them (or
+        # are all there is). Handing the kernel a long list costs more than this probe.
+        probe = index.search_bm25(query, GATE_PROBE)
+        kept = [hit for hit in probe if hit[0] in member][:2]
+        if len(kept) == 2 or len(probe) < GATE_PROBE:
+            return kept
+    return index.search_bm25(query, 2, allow)
 
 
 def fit_vectors(vectors: Sequence[bytes | None], dim: int) -> list[bytes | None]:

@@ -67,11 +67,12 @@ class TagFilters:
 
     def allowed(
         self, store: Store, bank_id: int, tags: Sequence[str], exclude_tags: Sequence[str]
-    ) -> list[int]:
+    ) -> tuple[list[int], BitMap]:
         """The ordinals (ascending) of the bank's memories with one of ``tags`` (when given)
-        and none of ``exclude_tags``. The store may be ahead of the index: an ordinal it no
-        longer has is left out (it is on its way out of the index), one the index lacks yet is
-        ignored by the kernel."""
+        and none of ``exclude_tags``, as a list (for the kernel) and a set (the caller must not
+        change either). The store may be ahead of the index: an ordinal it no longer has is
+        left out (it is on its way out of the index), one the index lacks yet is ignored by
+        the kernel."""
         key: Key = (tuple(sorted(set(tags))), tuple(sorted(set(exclude_tags))))
         with self._lock:
             entry = self._entries.get(key)
@@ -90,4 +91,4 @@ class TagFilters:
                 entry.listed = None
             if entry.listed is None:
                 entry.listed = list(entry.allowed)
-            return entry.listed
+            return entry.listed, entry.allowed
