@@ -151,6 +151,7 @@ def test_cli_option_and_environment(
     db_path: Path, backend: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MEMWIRE_BACKEND", backend)
+    monkeypatch.setenv("MEMWIRE_BANK", "default")  # not the checkout's project bank
     db = str(db_path)
     assert run(capsys, "retain", "no vector here", "--db", db, "--embedder", "none")[0] == 0
     assert run(capsys, "--embedder", "static", "retain", "a vector", "--db", db, "-b", "v")[0] == 0
@@ -167,6 +168,7 @@ def test_cli_reembed_takes_the_option(
     db_path: Path, backend: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MEMWIRE_BACKEND", backend)
+    monkeypatch.setenv("MEMWIRE_BANK", "default")  # not the checkout's project bank
     db = str(db_path)
     with Memory(db_path, backend=backend, embedder=TinyEmbedder("mine", dim=8)) as m:
         m.retain("the linter runs before tests")

@@ -13,7 +13,6 @@ import pytest
 from dense_support import DENSE_BACKENDS, NOTES, PARAPHRASES, RUST_SKIP, bank_space, recall_rows
 from memwire import Memory
 from memwire.embed.static import LEGACY_ID, MODEL_ID, TABLES, ModelFileError, StaticEmbedder
-from memwire.errors import InvalidInputError
 
 QUERIES = [q for _, q in PARAPHRASES] + ["postgres backups", "staging database port"]
 
@@ -81,14 +80,13 @@ def test_an_old_bank_keeps_its_space_until_reembed(db_path: Path, backend: str) 
     assert bank_space(db_path) == (LEGACY_ID, 256)
     with Memory(db_path, backend=backend) as m:  # the new default table
         assert m.embedder_id == MODEL_ID
-        with pytest.raises(InvalidInputError, match=LEGACY_ID):
-            m.recall("postgres backups")
-        with pytest.raises(InvalidInputError, match=LEGACY_ID):
-            m.retain("a new note about kubernetes")
-    assert bank_space(db_path) == (LEGACY_ID, 256)
-    with Memory(db_path, backend=backend, embedder=legacy) as m:  # still served as it was
+        # the bank is served by the table that made its vectors, as it was: an upgrade never
+        # refuses (nor silently mixes) a bank of the previous default
         assert recall_rows(m, QUERIES) == before
+        added = m.retain("a new note about kubernetes")
+        assert m.recall("kubernetes note")[0].id == added
+    assert bank_space(db_path) == (LEGACY_ID, 256)
     with Memory(db_path, backend=backend) as m:
-        assert m.reembed("default") == len(ids)
+        assert m.reembed("default") == len(ids) + 1
         assert bank_space(db_path) == (MODEL_ID, 256)
         assert m.recall("postgres backups")

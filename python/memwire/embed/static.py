@@ -3,8 +3,8 @@
 Two tables ship, each in its own ``memwire/models/<name>/`` (PROVENANCE.md there) and checked
 against its SHA-256 digests when loaded: the default ``minilm_wordnet_256_int8`` (made by
 ``scripts/distill_static.py``) and the previous ``minilm_static_256_int8``, kept so that a bank
-whose vectors are in that space can still be used until ``memwire reembed`` moves it
-(``StaticEmbedder(table=LEGACY_ID)``). Text is tokenized and its rows summed by the kernel (Rust
+whose vectors are in that space is still served by it, automatically (the recorded id names the
+table: :func:`memwire.embed.tiers.tier_of`), until ``memwire reembed`` moves it. Text is tokenized and its rows summed by the kernel (Rust
 or pure Python, bit-identical); the sum's direction is the embedding.
 """
 
@@ -130,13 +130,14 @@ class StaticEmbedder:
         return [None if s is None else np.frombuffer(s, dtype="<i4") for s in sums]
 
 
-_default: dict[str | None, StaticEmbedder] = {}
+_default: dict[tuple[str | None, str], StaticEmbedder] = {}
 _lock = threading.Lock()
 
 
-def default_embedder(backend: str | None = None) -> StaticEmbedder:
-    """The process-wide static embedder (loaded once, ~8 MB)."""
+def default_embedder(backend: str | None = None, table: str = MODEL_ID) -> StaticEmbedder:
+    """The process-wide static embedder of ``table`` (each loaded once, ~8 MB)."""
     with _lock:
-        if backend not in _default:
-            _default[backend] = StaticEmbedder(backend)
-        return _default[backend]
+        key = (backend, table)
+        if key not in _default:
+            _default[key] = StaticEmbedder(backend, table=table)
+        return _default[key]
