@@ -7,6 +7,7 @@ stream"), so the only floating-point step, normalising and quantising, happens h
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -52,9 +53,11 @@ def quantize_many(vectors: Sequence[object], dim: int) -> list[bytes | None] | N
     if not present:
         return out
     rows = [vectors[i] for i in present]
+    stacked: npt.NDArray[Any]
     try:
-        if all(isinstance(v, np.ndarray) for v in rows):
-            stacked = np.stack(rows)  # type: ignore[arg-type]
+        arrays = [v for v in rows if isinstance(v, np.ndarray)]
+        if len(arrays) == len(rows):
+            stacked = np.stack(arrays)
         else:
             stacked = np.asarray(rows, dtype=np.float64)
     except (TypeError, ValueError):
