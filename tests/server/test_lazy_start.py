@@ -1,39 +1,76 @@
-"""`memwire serve` answers /health before it loads the kernel and numpy (they load with the
-first request that needs the Memory), yet a store it cannot open still fails at start."""
+"""`memwire serve` answers /health without building its Memory: the kernel, numpy and the
+embedder load with the first request that needs them, or in the background right after start
+with ``--warm``; a store it cannot open still fails at start."""
 
 from __future__ import annotations
 
 import sys
+import threading
+import time
 from pathlib import Path
 
 import httpx
 import pytest
+from memwire.memory import Memory
+from memwire.server.testing import serve_in_thread
 from test_lifecycle import free_port, start, wait_healthy
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc/PID/maps")
-
-HEAVY = ("_multiarray_umath", "memwire/_kernel/_native")
+LINUX = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc/PID/maps")
+NUMPY = "_multiarray_umath"
 
 
 def mapped(pid: int) -> str:
     return Path(f"/proc/{pid}/maps").read_text()
 
 
+@LINUX
 def test_health_answers_before_the_kernel_loads(tmp_path: Path) -> None:
     port = free_port()
     process = start(tmp_path / "m.db", port)
     try:
         wait_healthy(process, port)
-        maps = mapped(process.pid)
-        assert not [name for name in HEAVY if name in maps]
+        assert NUMPY not in mapped(process.pid)
+        assert "memwire/_kernel/_native" not in mapped(process.pid)
         r = httpx.post(f"http://127.0.0.1:{port}/banks/a/retain", json={"content": "hello"})
         assert r.status_code == 200, r.text
-        assert "_multiarray_umath" in mapped(process.pid)  # loaded by the first retain
+        assert NUMPY in mapped(process.pid)  # loaded by the first retain
         r = httpx.post(f"http://127.0.0.1:{port}/banks/a/recall", json={"query": "hello"})
         assert r.json() == ["hello"]
     finally:
         process.terminate()
         process.communicate(timeout=60)
+
+
+@LINUX
+def test_warm_builds_the_memory_in_the_background(tmp_path: Path) -> None:
+    port = free_port()
+    process = start(tmp_path / "m.db", port, "--warm")
+    try:
+        wait_healthy(process, port)
+        deadline = time.monotonic() + 120
+        while NUMPY not in mapped(process.pid):  # no request sent: the warm-up loads it
+            assert time.monotonic() < deadline, "the Memory was never built"
+            time.sleep(0.05)
+        r = httpx.post(f"http://127.0.0.1:{port}/banks/a/retain", json={"content": "hello"})
+        assert r.status_code == 200, r.text
+    finally:
+        process.terminate()
+        process.communicate(timeout=60)
+
+
+def test_the_server_answers_while_it_warms_up(memory: Memory) -> None:
+    release, began = threading.Event(), threading.Event()
+
+    def warm_up() -> None:  # stands in for building the Memory: held until released
+        began.set()
+        assert release.wait(60)
+
+    with serve_in_thread(memory, warm_up=warm_up) as url:
+        assert began.wait(60)
+        assert httpx.get(f"{url}/health").text == "ok"
+        r = httpx.post(f"{url}/banks/a/retain", json={"content": "served while warming"})
+        assert r.status_code == 200, r.text
+        release.set()
 
 
 def test_a_store_that_cannot_be_opened_fails_at_start(tmp_path: Path) -> None:

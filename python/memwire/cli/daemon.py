@@ -203,6 +203,7 @@ def run_start(args: argparse.Namespace) -> int:
         str(args.port),
         "--log-level",
         args.log_level,
+        *(["--warm"] if args.warm else []),
     ]
     db = db_path(args)
     if db is not None:

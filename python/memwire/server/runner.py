@@ -9,7 +9,7 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
@@ -103,8 +103,10 @@ def make_server(
     token: str | None = None,
     log_level: str = "warning",
     mcp: bool = True,
+    warm_up: Callable[[], object] | None = None,
 ) -> Any:
-    """A configured (not yet running) uvicorn server for ``memory``."""
+    """A configured (not yet running) uvicorn server for ``memory`` (``warm_up``: see
+    :func:`~memwire.server.app.create_app`)."""
     import uvicorn
 
     from memwire.server.app import LOOPBACK_NAMES, create_app
@@ -115,6 +117,7 @@ def make_server(
         token=token,
         allowed_hosts=LOOPBACK_NAMES if is_loopback(host) else None,
         mcp=mcp,
+        warm_up=warm_up,
     )
     config = uvicorn.Config(
         app,
@@ -134,7 +137,7 @@ def make_server(
 
 
 class LazyMemory:
-    """The server's :class:`~memwire.memory.Memory`, built on first use.
+    """The server's :class:`~memwire.memory.Memory`, built when first needed.
 
     Building a Memory imports the kernel and numpy (most of a server's start-up time and
     resident memory); ``/health`` and the routes that fail before touching the store need
@@ -158,6 +161,11 @@ class LazyMemory:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.get(), name)
 
+    def warm_up(self) -> None:
+        """Build the Memory and load its embedder (the server runs this in the background
+        right after start, so that the first requests find them ready)."""
+        _ = self.get().embedder_id
+
     def close(self) -> None:
         """Close the Memory (snapshots, then the store), or the store alone if never built."""
         with self._lock:
@@ -175,9 +183,12 @@ def serve(
     token: str | None = None,
     log_level: str = "warning",
     sock: socket.socket | None = None,
+    warm: bool = False,
 ) -> None:
     """Serve the store at ``db`` (a location :func:`memwire.store.open_store` takes: a file, or
-    a ``postgresql://`` URL) until SIGINT/SIGTERM, then drain and close it."""
+    a ``postgresql://`` URL) until SIGINT/SIGTERM, then drain and close it. The Memory (kernel,
+    numpy) and its embedder load with the first request that needs them, or, with ``warm``, in
+    the background right after start."""
     check_bind(host, token)
     from memwire.store import default_path, open_store
 
@@ -185,7 +196,12 @@ def serve(
     memory = LazyMemory(open_store(default_path() if db is None else db))
     try:
         server = make_server(
-            cast("Memory", memory), host=host, port=port, token=token, log_level=log_level
+            cast("Memory", memory),
+            host=host,
+            port=port,
+            token=token,
+            log_level=log_level,
+            warm_up=memory.warm_up if warm else None,
         )
         shown = f"[{host}]" if ":" in host else host
         print(f"memwire: serving http://{shown}:{port} (MCP at /mcp)", file=sys.stderr)
