@@ -34,8 +34,16 @@ def test_health_answers_before_the_kernel_loads(tmp_path: Path) -> None:
         r = httpx.post(f"http://127.0.0.1:{port}/banks/a/retain", json={"content": "hello"})
         assert r.status_code == 200, r.text
         assert NUMPY in mapped(process.pid)  # loaded by the first retain
-        r = httpx.post(f"http://127.0.0.1:{port}/banks/a/recall", json={"query": "hello"})
-        assert r.json() == ["hello"]
+        memory_id = r.json()["id"]
+        base = f"http://127.0.0.1:{port}/banks/a"
+        assert httpx.post(f"{base}/recall", json={"query": "hello"}).json() == ["hello"]
+        # Every route reaches the Memory through the stand-in (none is shadowed by it).
+        assert httpx.get(f"{base}/memories/{memory_id}").json()["content"] == "hello"
+        assert httpx.get(f"{base}/memories").json()[0]["id"] == memory_id
+        assert httpx.get(f"{base}/stats").json()["count"] == 1
+        assert httpx.get(f"{base}/config").status_code == 200
+        assert httpx.get(f"http://127.0.0.1:{port}/banks").json() == ["a"]
+        assert httpx.delete(f"{base}/memories/{memory_id}").json()["forgotten"] is True
     finally:
         process.terminate()
         process.communicate(timeout=60)

@@ -150,7 +150,9 @@ class LazyMemory:
         self._memory: Memory | None = None
         self._lock = threading.Lock()
 
-    def get(self) -> Memory:
+    def built(self) -> Memory:
+        """The Memory, built now if it was not yet (named so as not to shadow any of the
+        Memory's own attributes, which this object forwards)."""
         with self._lock:
             if self._memory is None:
                 from memwire.memory import Memory
@@ -159,12 +161,12 @@ class LazyMemory:
             return self._memory
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self.get(), name)
+        return getattr(self.built(), name)
 
     def warm_up(self) -> None:
         """Build the Memory and load its embedder (the server runs this in the background
         right after start, so that the first requests find them ready)."""
-        _ = self.get().embedder_id
+        _ = self.built().embedder_id
 
     def close(self) -> None:
         """Close the Memory (snapshots, then the store), or the store alone if never built."""
