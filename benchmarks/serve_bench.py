@@ -10,6 +10,7 @@ and reads the server's resident set size from /proc (Linux). Measured, one keep-
 - ``first_health_s``: from spawning the server to its first ``ok`` on ``/health`` (polled every
   2 ms), and the idle RSS of the empty server;
 - ``single_retains_per_s``: ``--singles`` POST /retain of the corpus's documents, one at a time;
+  then the same from ``--clients`` clients at once (group commit shares their fsyncs);
 - ``batch_memories_per_s``: the ``--n`` documents through POST /retain_many, 1,000 per request;
 - recall p50/p95/p99 over the corpus's queries on that bank (after a 50-query warm-up), and the
   same queries through ``Memory.recall`` in this process on the same store afterwards
@@ -118,6 +119,29 @@ def single_retains(client: Any, url: str, texts: list[str]) -> float:
     return len(texts) / (time.perf_counter() - started)
 
 
+def concurrent_retains(base: str, texts: list[str], clients: int) -> float:
+    """Single retains from ``clients`` keep-alive clients at once (each its own thread and
+    connection): the total rate, which group commit raises."""
+    import threading
+
+    import httpx
+
+    chunks = [texts[i::clients] for i in range(clients)]
+
+    def run(chunk: list[str]) -> None:
+        with httpx.Client(timeout=120) as client:
+            for text in chunk:
+                client.post(f"{base}/concurrent/retain", json={"content": text}).raise_for_status()
+
+    threads = [threading.Thread(target=run, args=(chunk,)) for chunk in chunks]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return len(texts) / (time.perf_counter() - started)
+
+
 def time_recalls(
     client: Any, url: str, queries: list[str], count: int, extra: dict[str, Any]
 ) -> list[float]:
@@ -158,6 +182,7 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=10_000, help="memories in the recall bank")
     ap.add_argument("--requests", type=int, default=2000, help="recall requests to time")
     ap.add_argument("--singles", type=int, default=1000, help="single retains to time")
+    ap.add_argument("--clients", type=int, default=8, help="clients of the concurrent phase")
     ap.add_argument("--backend", choices=["rust", "python"], default=None)
     ap.add_argument("--idle-seconds", type=float, default=2.0, help="settle time before RSS")
     ap.add_argument("--peer", type=Path, default=DEFAULT_PEER, help="memory-wire binary")
@@ -185,6 +210,9 @@ def main() -> int:
         with httpx.Client(timeout=120) as client:
             results["single_retains_per_s"] = round(
                 single_retains(client, f"{base}/singles/retain", singles), 1
+            )
+            results[f"single_retains_{args.clients}_clients_per_s"] = round(
+                concurrent_retains(base, [f"c {t}" for t in singles], args.clients), 1
             )
             started = time.perf_counter()
             for start in range(0, len(texts), 1000):
@@ -221,6 +249,9 @@ def main() -> int:
             with httpx.Client(timeout=120) as client:
                 peer["single_retains_per_s"] = round(
                     single_retains(client, f"{base}/singles/retain", singles), 1
+                )
+                peer[f"single_retains_{args.clients}_clients_per_s"] = round(
+                    concurrent_retains(base, [f"c {t}" for t in singles], args.clients), 1
                 )
                 if args.peer_recall:
                     single_retains(client, f"{base}/bench/retain", texts)

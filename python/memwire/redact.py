@@ -565,7 +565,7 @@ def redact(text: str, *, personal: bool = True) -> str:
     return text
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=2048)
 def _secret_kinds(value: str) -> tuple[str, ...]:
     out = redact(value, personal=False)
     if out == value:

@@ -67,8 +67,10 @@ def server(tmp_path: Path) -> Iterator[Server]:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
-            with urllib.request.urlopen(url + "/health", timeout=1) as response:
-                if response.read() == b"ok":
+            # /health answers before the server has built its Memory (issue 18); /banks
+            # answers once it has, so the hooks' time budgets meet a ready server.
+            with urllib.request.urlopen(url + "/banks", timeout=30) as response:
+                if response.status == 200:
                     break
         except OSError:
             time.sleep(0.1)

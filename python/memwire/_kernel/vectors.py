@@ -7,6 +7,7 @@ stream"), so the only floating-point step, normalising and quantising, happens h
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -51,19 +52,35 @@ def quantize_many(vectors: Sequence[object], dim: int) -> list[bytes | None] | N
     out: list[bytes | None] = [None] * len(vectors)
     if not present:
         return out
+    rows = [vectors[i] for i in present]
+    stacked: npt.NDArray[Any]
     try:
-        arr = np.asarray([vectors[i] for i in present], dtype=np.float64)
+        arrays = [v for v in rows if isinstance(v, np.ndarray)]
+        if len(arrays) == len(rows):
+            stacked = np.stack(arrays)
+        else:
+            stacked = np.asarray(rows, dtype=np.float64)
     except (TypeError, ValueError):
         return None
-    if arr.ndim != 2 or arr.shape[1] != dim or not np.isfinite(arr).all():
+    if stacked.ndim != 2 or stacked.shape[1] != dim:
         return None
-    if np.array_equal(arr, np.rint(arr)) and float(np.abs(arr).max()) ** 2 * dim < _EXACT_SUM:
+    kind = stacked.dtype.kind
+    if kind not in "iuf":
+        return None
+    arr = stacked.astype(np.float64, copy=False)
+    if kind == "f" and not np.isfinite(arr).all():
+        return None
+    integral = kind in "iu" or np.array_equal(arr, np.rint(arr))
+    if integral and float(np.abs(arr).max()) ** 2 * dim < _EXACT_SUM:
         norms = np.sqrt(np.einsum("ij,ij->i", arr, arr))
-    else:  # float components: the summation order matters, so sum as quantize does
+    else:  # the summation order matters: sum as quantize does
         norms = np.sqrt(np.array([row.dot(row) for row in arr]))
     nonzero = norms != 0.0
     safe = np.where(nonzero, norms, 1.0)
-    q = np.rint(arr / safe[:, None] * DENSE_SCALE).astype("<i2")
+    # In place (``arr`` is this call's own copy): the same operations as quantize's, in order.
+    np.divide(arr, safe[:, None], out=arr)
+    np.multiply(arr, DENSE_SCALE, out=arr)
+    q = np.rint(arr, out=arr).astype("<i2")
     keep = nonzero & q.any(axis=1)
     raw = q.tobytes()
     width = 2 * dim

@@ -331,6 +331,7 @@ def run_start(args: argparse.Namespace) -> int:
         str(args.port),
         "--log-level",
         args.log_level,
+        *(["--warm"] if args.warm else []),
     ]
     if db is not None:
         command += ["--db", db]

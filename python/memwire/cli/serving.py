@@ -74,6 +74,13 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
         "mandatory for a non-loopback --host",
     )
     parser.add_argument(
+        "--warm",
+        action="store_true",
+        help="load the kernel, numpy and the embedder right after start instead of with the "
+        "first request that needs them (the first request does not wait; an idle server holds "
+        "~60 MiB instead of ~35)",
+    )
+    parser.add_argument(
         "--log-level",
         default="warning",
         choices=["critical", "error", "warning", "info", "debug"],
@@ -111,6 +118,7 @@ def run_serve(args: argparse.Namespace) -> int:
             token=token_of(args),
             log_level=args.log_level,
             embedder=embedder_of(args),
+            warm=args.warm,
         )
     except ServeRefused as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None

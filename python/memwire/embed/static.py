@@ -3,9 +3,10 @@
 Two tables ship, each in its own ``memwire/models/<name>/`` (PROVENANCE.md there) and checked
 against its SHA-256 digests when loaded: the default ``minilm_wordnet_256_int8`` (made by
 ``scripts/distill_static.py``) and the previous ``minilm_static_256_int8``, kept so that a bank
-whose vectors are in that space is still served by it, automatically (the recorded id names the
-table: :func:`memwire.embed.tiers.tier_of`), until ``memwire reembed`` moves it. Text is tokenized and its rows summed by the kernel (Rust
-or pure Python, bit-identical); the sum's direction is the embedding.
+whose vectors are in that space is still served by it, automatically (the recorded id names
+the table: :func:`memwire.embed.tiers.tier_of`), until ``memwire reembed`` moves it. Text is
+tokenized and its rows summed by the kernel (Rust or pure Python, bit-identical); the sum's
+direction is the embedding.
 """
 
 from __future__ import annotations

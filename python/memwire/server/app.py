@@ -513,6 +513,15 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return error_response(exc)
 
 
+async def _warm(warm_up: Callable[[], object]) -> None:
+    """Load what the first requests need, off the event loop; a failure is only logged (the
+    first request that needs it meets the same error and answers it)."""
+    try:
+        await anyio.to_thread.run_sync(warm_up)
+    except Exception as exc:
+        log.warning("warming up failed: %s", type(exc).__name__)
+
+
 def create_app(
     memory: Memory,
     *,
@@ -522,6 +531,7 @@ def create_app(
     mcp: bool = True,
     close_memory: bool = False,
     store_id: str | None = None,
+    warm_up: Callable[[], object] | None = None,
 ) -> ASGIApp:
     """The ASGI app serving ``memory``.
 
@@ -530,6 +540,8 @@ def create_app(
     (use it with a token when binding a non-loopback address). ``close_memory``: close the
     store when the app shuts down (the server runner owns the store; tests may not).
     ``store_id``: :func:`memwire.locations.store_id` of the store, answered by ``/health``.
+    ``warm_up``: run in a worker thread once the app has started (the runner builds its Memory
+    and loads the embedder there, so the server answers ``/health`` first).
     """
     lazy_mcp = LazyMCP(memory, max_body) if mcp else None
 
@@ -539,6 +551,8 @@ def create_app(
             async with anyio.create_task_group() as tg:
                 if lazy_mcp is not None:
                     await tg.start(lazy_mcp.run)
+                if warm_up is not None:
+                    tg.start_soon(_warm, warm_up)
                 try:
                     yield
                 finally:

@@ -9,7 +9,7 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
@@ -116,9 +116,11 @@ def make_server(
     log_level: str = "warning",
     mcp: bool = True,
     store_id: str | None = None,
+    warm_up: Callable[[], object] | None = None,
 ) -> Any:
     """A configured (not yet running) uvicorn server for ``memory``; ``store_id`` names its
-    store on ``/health`` (:func:`memwire.locations.store_id`)."""
+    store on ``/health`` (:func:`memwire.locations.store_id`); ``warm_up``: see
+    :func:`~memwire.server.app.create_app`."""
     import uvicorn
 
     from memwire.server.app import create_app
@@ -130,6 +132,7 @@ def make_server(
         allowed_hosts=_loopback_hosts(host) if is_loopback(host) else None,
         mcp=mcp,
         store_id=store_id,
+        warm_up=warm_up,
     )
     config = uvicorn.Config(
         app,
@@ -149,7 +152,7 @@ def make_server(
 
 
 class LazyMemory:
-    """The server's :class:`~memwire.memory.Memory`, built on first use.
+    """The server's :class:`~memwire.memory.Memory`, built when first needed.
 
     Building a Memory imports the kernel and numpy (most of a server's start-up time and
     resident memory); ``/health`` and the routes that fail before touching the store need
@@ -163,7 +166,9 @@ class LazyMemory:
         self._memory: Memory | None = None
         self._lock = threading.Lock()
 
-    def get(self) -> Memory:
+    def built(self) -> Memory:
+        """The Memory, built now if it was not yet (named so as not to shadow any of the
+        Memory's own attributes, which this object forwards)."""
         with self._lock:
             if self._memory is None:
                 from memwire.memory import Memory
@@ -172,7 +177,12 @@ class LazyMemory:
             return self._memory
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self.get(), name)
+        return getattr(self.built(), name)
+
+    def warm_up(self) -> None:
+        """Build the Memory and load its embedder (the server runs this in the background
+        right after start, so that the first requests find them ready)."""
+        _ = self.built().embedder_id
 
     def close(self) -> None:
         """Close the Memory (snapshots, then the store), or the store alone if never built."""
@@ -192,12 +202,14 @@ def serve(
     log_level: str = "warning",
     sock: socket.socket | None = None,
     embedder: str | None = None,
+    warm: bool = False,
 ) -> None:
     """Serve the store at ``db`` (a location :func:`memwire.store.open_store` takes: a file, or
     a ``postgresql://`` URL) until SIGINT/SIGTERM, then drain and close it. ``embedder``: the
     embedder new banks take (a tier name; None: ``$MEMWIRE_EMBEDDER``, else ``static``); a tier
     that is not installed refuses to start (:class:`ServeRefused`, naming the install
-    command)."""
+    command). The Memory (kernel, numpy) and its embedder load with the first request that
+    needs them, or, with ``warm``, in the background right after start."""
     check_bind(host, token)
     from memwire.store import default_path, open_store
 
@@ -222,6 +234,7 @@ def serve(
             token=token,
             log_level=log_level,
             store_id=store_id(db),
+            warm_up=memory.warm_up if warm else None,
         )
         shown = f"[{host}]" if ":" in host else host
         print(f"memwire: serving http://{shown}:{port} (MCP at /mcp)", file=sys.stderr)

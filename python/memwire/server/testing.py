@@ -11,7 +11,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -28,6 +28,7 @@ def serve_in_thread(
     token: str | None = None,
     host: str = "127.0.0.1",
     startup_timeout: float = 20.0,
+    warm_up: Callable[[], object] | None = None,
 ) -> Iterator[str]:
     """Serve ``memory`` on ``host`` (a free port) while the block runs; yields the base URL.
 
@@ -41,7 +42,7 @@ def serve_in_thread(
     sock.bind((host, 0))
     sock.listen(128)
     port = sock.getsockname()[1]
-    server = make_server(memory, host=host, port=port, token=token)
+    server = make_server(memory, host=host, port=port, token=token, warm_up=warm_up)
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, name="memwire-test-server", daemon=True
     )
