@@ -331,7 +331,9 @@ def run_start(args: argparse.Namespace) -> int:
         str(args.port),
         "--log-level",
         args.log_level,
-        *(["--warm"] if args.warm else []),
+        # Always warm: the daemon exists to answer the hooks within their budget, and a lazy
+        # server would make the first prompt after start wait for the kernel and the embedder.
+        "--warm",
     ]
     if db is not None:
         command += ["--db", db]
