@@ -12,6 +12,7 @@ import msgpack
 from dense_support import TinyEmbedder
 from memwire import Memory
 from memwire.memory import SHELL_FORMAT
+from memwire.memory.snapshot_check import unseal
 
 THRESHOLD = 40
 
@@ -33,7 +34,7 @@ def stored_graph(m: Memory, bank: str = "default") -> bytes | None:
     snap = m._store.load_snapshot(state.bank_id, SHELL_FORMAT)
     if snap is None:
         return None
-    graph: bytes | None = msgpack.unpackb(snap.data)["hnsw"]
+    graph: bytes | None = msgpack.unpackb(unseal(snap.seq, snap.data))["hnsw"]
     return graph
 
 

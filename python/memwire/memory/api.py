@@ -56,6 +56,7 @@ from memwire.memory.items import (
     record_of,
     with_vector,
 )
+from memwire.memory.snapshot_check import checked_payload, seal
 from memwire.records import Hit, Record
 from memwire.store import (
     Additions,
@@ -83,8 +84,9 @@ BATCH_SIZE = 10_000
 SNAPSHOT_MIN_CHANGES = 1000
 _CATCH_UP_TRIES = 3
 # What an index snapshot depends on besides the kernel (which checks its own versions): how
-# this shell builds index text and the Unicode version of the NFKC it applies.
-SHELL_FORMAT = f"shell=2;nfkc={unicodedata.unidata_version}"
+# this shell builds index text and the Unicode version of the NFKC it applies (shell=3: the
+# kernel's bytes are sealed in memory/snapshot_check.py's envelope).
+SHELL_FORMAT = f"shell=3;nfkc={unicodedata.unidata_version}"
 
 
 def _is_current(state: BankState, head: BankHead) -> bool:
@@ -275,18 +277,21 @@ class Memory:
         index: BankIndex | None = None
         snap = self._store.load_snapshot(bank_id, SHELL_FORMAT) if use_snapshot else None
         if snap is not None:
+            seq, payload = snap.seq, checked_payload(state.name, snap)
+            del snap  # as big as the index: not kept through the load and the replay
             try:
-                index = self._kernel.BankIndex.from_bytes(snap.data)
+                if payload is not None:
+                    index = self._kernel.BankIndex.from_bytes(payload)
             except (SnapshotError, HnswError) as exc:  # HnswError: its graph would not load
                 log.info("index snapshot of bank %r not usable (%s); rebuilding", state.name, exc)
+            del payload
             if index is not None and index.dim != dim:
                 log.info("index snapshot of bank %r has dim %d, not %d", state.name, index.dim, dim)
                 index = None
             if index is not None:
-                state.applied = state.snap_seq = snap.seq
+                state.applied = state.snap_seq = seq
             else:
                 state.snap_unusable = True  # replaced by the next snapshot (see _snapshot)
-            del snap  # as big as the index: not kept through the replay
         state.index = index if index is not None else self._kernel.BankIndex(dim)
         self._replay(state, reload_on_gap=use_snapshot)
 
@@ -457,6 +462,7 @@ class Memory:
                 return
             seq, bank_id = state.applied, state.bank_id
             graph, unusable = state.graph_unsaved, state.snap_unusable
+        data = seal(seq, data)  # the kernel's bytes, now unreferenced, are freed here
         try:
             # A new graph replaces the snapshot of the same changes that lacks it; any snapshot
             # replaces one that could not be loaded (an older snapshot version, say).
