@@ -16,6 +16,7 @@ from memwire.errors import (
     NotFoundError,
     SnapshotError,
     StorageError,
+    StorageFullError,
 )
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ __all__ = [
     "Record",
     "SnapshotError",
     "StorageError",
+    "StorageFullError",
     "__version__",
     "backend_info",
 ]

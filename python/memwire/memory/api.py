@@ -45,6 +45,7 @@ from memwire.locations import default_path
 from memwire.memory.background import Snapshotter
 from memwire.memory.bank_state import BankState, fit_vectors, is_lookup
 from memwire.memory.conversation import DEFAULT_AFTER, DEFAULT_BEFORE, conversation_items
+from memwire.memory.health import Health
 from memwire.memory.items import (
     check_id,
     check_int,
@@ -180,10 +181,22 @@ class Memory:
                 return
             self._closed = True
             names = list(self._banks)
-        self._snapshotter.stop()
-        for name in names:
-            self._snapshot(name)
-        self._store.close()
+        try:
+            self._snapshotter.stop()
+            for name in names:
+                try:
+                    self._snapshot(name)
+                except Exception as exc:  # derived data: the store closes all the same
+                    log.warning("snapshot of bank %r not written at close: %s", name, exc)
+        finally:
+            self._store.close()
+
+    def health(self) -> Health:
+        """The state of this Memory's background work: whether its thread is alive, the bank
+        it works on and for how long (``stuck`` past 15 min), and the snapshot, HNSW graph and
+        TTL sweep jobs whose last attempt failed (retried with backoff). ``ok`` when nothing
+        failed; ``memwire doctor`` prints it. See docs/storage.md, "Background work"."""
+        return self._snapshotter.health()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -455,23 +468,16 @@ class Memory:
                 and not state.snap_unusable
             ):
                 return
-            try:
-                data = state.index.to_bytes()
-            except HnswError as exc:  # the graph could not be saved: try again later
-                log.warning("snapshot of bank %r not encoded: %s", name, exc)
-                return
+            # HnswError (the graph could not be saved) goes to the caller: the background
+            # thread retries the bank later.
+            data = state.index.to_bytes()
             seq, bank_id = state.applied, state.bank_id
             graph, unusable = state.graph_unsaved, state.snap_unusable
         data = seal(seq, data)  # the kernel's bytes, now unreferenced, are freed here
-        try:
-            # A new graph replaces the snapshot of the same changes that lacks it; any snapshot
-            # replaces one that could not be loaded (an older snapshot version, say).
-            self._store.save_snapshot(
-                bank_id, seq, data, SHELL_FORMAT, replace_same=graph or unusable
-            )
-        except MemwireError as exc:
-            log.debug("snapshot of bank %r not written: %s", name, exc)
-            return
+        # A new graph replaces the snapshot of the same changes that lacks it; any snapshot
+        # replaces one that could not be loaded (an older snapshot version, say). A failure
+        # (a full disk: StorageFullError) goes to the caller, which logs it once per bank.
+        self._store.save_snapshot(bank_id, seq, data, SHELL_FORMAT, replace_same=graph or unusable)
         with state.lock.write():
             if state.bank_id == bank_id and state.snap_seq <= seq:
                 state.snap_seq = seq
