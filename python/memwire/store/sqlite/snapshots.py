@@ -100,5 +100,5 @@ class SnapshotTables(SQLiteBase):
         if free < 2 * size + SNAPSHOT_HEADROOM:
             raise StorageFullError(
                 "the disk holding the store has no room for an index snapshot "
-                f"({size >> 20} MiB, twice over); memories are still stored"
+                f"({size / 2**20:.1f} MiB, twice over); memories are still stored"
             )
