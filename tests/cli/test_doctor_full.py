@@ -52,13 +52,19 @@ def _recall_all(db: Path, ids: list[str]) -> None:
             assert hits and hits[0].id == mid
 
 
+def _thirty(db: Path) -> list[str]:
+    """A bank of 30 memories, each with a unique token, and its snapshot."""
+    with Memory(db) as m:
+        ids = m.retain_many([f"memory {i} about tok{i}q{i * 7}z" for i in range(30)])
+        m.recall("memory")
+    return ids
+
+
 def test_a_wrong_but_well_sealed_index_is_rebuilt(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "memory.db"
-    with Memory(db) as m:
-        ids = m.retain_many([f"memory {i} about tok{i}q{i * 7}z" for i in range(30)])
-        m.recall("memory")
+    ids = _thirty(db)
     seq, data = _stored(db)
     stale = unseal(seq, data)  # the index of all 30
     with Memory(db) as m:
@@ -87,9 +93,7 @@ def test_a_corrupt_snapshot_is_reported_and_replaced(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "memory.db"
-    with Memory(db) as m:
-        ids = m.retain_many([f"memory {i} about tok{i}q{i * 7}z" for i in range(30)])
-        m.recall("memory")
+    ids = _thirty(db)
     seq, data = _stored(db)
     at = HEADER_SIZE + 10
     _replace(db, seq, data[:at] + bytes([data[at] ^ 1]) + data[at + 1 :])
