@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memwire.errors import StorageError
+from memwire.errors import MemwireError, StorageError
 
 if TYPE_CHECKING:
     from memwire.memory.api import Memory
@@ -69,7 +69,10 @@ def check_index(memory: Memory, bank: str) -> IndexCheck:
             state.snap_unusable = True  # the stored snapshot (if any) is replaced below
             repaired = f"index rebuilt from {len(live):,} rows"
     if repaired is not None or snapshot == "refused":
-        memory._snapshot(bank)
-        what = "snapshot replaced"
+        try:
+            memory._snapshot(bank)
+            what = "snapshot replaced"
+        except MemwireError as exc:  # a full disk, say: the index is sound in memory anyway
+            what = f"snapshot not replaced ({exc})"
         repaired = what if repaired is None else f"{repaired}; {what}"
     return IndexCheck(bank, len(live), indexed, missing, extra, snapshot, repaired)
