@@ -15,6 +15,7 @@ from memwire.errors import (
     NotFoundError,
     SnapshotError,
     StorageError,
+    StorageFullError,
 )
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ __all__ = [
     "Record",
     "SnapshotError",
     "StorageError",
+    "StorageFullError",
     "__version__",
     "backend_info",
 ]

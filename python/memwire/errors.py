@@ -17,6 +17,7 @@ __all__ = [
     "NotFoundError",
     "SnapshotError",
     "StorageError",
+    "StorageFullError",
     "StoreUnavailableError",
 ]
 
@@ -48,6 +49,14 @@ class StoreUnavailableError(StorageError):
     """The store's database cannot be reached (a networked store whose server is down or cut
     off). Nothing was written unless the message says the outcome is unknown; retry later, the
     store reconnects by itself (HTTP 503)."""
+
+
+class StorageFullError(StorageError):
+    """The disk holding the store is full, or failed a read or write (an I/O error); the
+    message says which. The transaction was rolled back: nothing of it was written, and nothing
+    acknowledged before it is lost. Free space (or fix the disk) and retry: the store resets
+    its connections and recovers without a restart (HTTP 507, an MCP tool error, CLI exit
+    code 7)."""
 
 
 class SnapshotError(MemwireError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+from memwire.errors import StorageFullError
 from memwire.memory.background import Snapshotter
 
 pytestmark = pytest.mark.backend_independent  # no kernel: the thread and its callbacks only
@@ -26,13 +27,17 @@ def test_a_failing_bank_does_not_stop_the_work_for_the_others(
             second.set()
 
     worker = Snapshotter(build_graph, snapshot)
-    with caplog.at_level("ERROR", logger="memwire"):
+    with caplog.at_level("WARNING", logger="memwire"):
         worker.request("broken")
         worker.request("fine")
         assert second.wait(30), "the thread stopped after the failing bank"
+    failures = worker.health().failures
     worker.stop()
-    assert done == ["fine"]
-    assert "background work on bank 'broken' failed" in caplog.text
+    assert done == ["broken", "fine"]  # the failing graph job did not stop its bank's snapshot
+    assert "background graph of bank 'broken' failed (boom)" in caplog.text
+    assert [(f.bank, f.job, f.error, f.failures) for f in failures] == [
+        ("broken", "graph", "boom", 1)
+    ]
 
 
 def test_stop_cancels_the_build_under_way() -> None:
@@ -52,3 +57,61 @@ def test_stop_cancels_the_build_under_way() -> None:
     assert plan.cancelled
     assert not worker.building(Plan())  # no new build once stopping
     worker.request("late")  # ignored after stop, starts no thread
+
+
+def test_a_failing_job_is_retried_with_backoff_and_logged_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A snapshot that fails three times is retried (events, not timing: the delays are made
+    tiny), logged at WARNING once, reported by health() until it works, then cleared."""
+    attempts: list[str] = []
+    worked = threading.Event()
+
+    def snapshot(bank: str) -> None:
+        attempts.append(bank)
+        if len(attempts) <= 3:
+            raise StorageFullError("the disk holding the store is full")
+        worked.set()
+
+    worker = Snapshotter(lambda bank: None, snapshot)
+    worker.retry_base = 0.001
+    with caplog.at_level("DEBUG", logger="memwire"):
+        worker.request("full")
+        assert worked.wait(30), "the failed snapshot was never retried"
+        worker.drain()
+    health = worker.health()
+    worker.stop()
+    assert attempts == ["full"] * 4
+    warnings = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert [r.getMessage() for r in warnings] == [
+        "background snapshot of bank 'full' failed (the disk holding the store is full); "
+        "retrying with backoff"
+    ]
+    assert "background snapshot of bank 'full' works again" in caplog.text
+    assert health.ok and health.failures == () and health.background == "idle"
+
+
+def test_requests_wait_for_the_retry_instead_of_hammering() -> None:
+    """While a bank waits to retry, new requests for it add no attempt (each write after a
+    full disk would otherwise retry the snapshot at once)."""
+    attempts: list[str] = []
+    failed = threading.Event()
+
+    def snapshot(bank: str) -> None:
+        attempts.append(bank)
+        failed.set()
+        raise StorageFullError("full")
+
+    worker = Snapshotter(lambda bank: None, snapshot)
+    worker.retry_base = 3600.0  # the retry is not due during this test
+    worker.request("b")
+    assert failed.wait(30)
+    worker.drain()
+    for _ in range(5):
+        worker.request("b")
+    worker.drain()
+    health = worker.health()
+    worker.stop()
+    assert attempts == ["b"]
+    assert health.pending == ("b",) and not health.ok
+    assert [(f.job, f.failures) for f in health.failures] == [("snapshot", 1)]

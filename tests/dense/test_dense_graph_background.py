@@ -12,6 +12,7 @@ import msgpack
 from dense_support import TinyEmbedder
 from memwire import Memory
 from memwire.memory import SHELL_FORMAT
+from memwire.memory.snapshot_check import unseal
 
 THRESHOLD = 40
 
@@ -33,7 +34,7 @@ def stored_graph(m: Memory, bank: str = "default") -> bytes | None:
     snap = m._store.load_snapshot(state.bank_id, SHELL_FORMAT)
     if snap is None:
         return None
-    graph: bytes | None = msgpack.unpackb(snap.data)["hnsw"]
+    graph: bytes | None = msgpack.unpackb(unseal(snap.seq, snap.data))["hnsw"]
     return graph
 
 
@@ -123,3 +124,35 @@ def test_an_ephemeral_store_builds_the_graph_too(any_backend: str) -> None:
         assert index is not None
         wait_for(lambda: not index.dense_graph_needed(), "the graph")
         assert m.recall("topic3 item17")[0].content == "note 17 about topic3 and item17"
+
+
+def test_a_job_that_fails_once_does_not_stop_the_graph_nor_the_snapshot(
+    db_path: Path, any_backend: str
+) -> None:
+    """The graph build raises an unexpected error once (issue 19): the thread survives, health()
+    reports the failure, the retry builds the graph and the snapshot that holds it is stored,
+    and health() is clean again. Waits on events (the stored graph), never on a duration."""
+    with Memory(db_path, backend=any_backend, embedder=TinyEmbedder()) as m:
+        worker = m._snapshotter
+        worker.retry_base = 0.001
+        real = worker._build_graph
+        failed: list[str] = []
+
+        def build_graph(bank: str) -> None:
+            if not failed:
+                failed.append(bank)
+                raise RuntimeError("injected failure")
+            real(bank)
+
+        worker._build_graph = build_graph
+        m.retain_many(notes(THRESHOLD + 10))
+        lowered(m)
+        m.recall("note")  # hands the bank to the background thread
+        wait_for(lambda: stored_graph(m) is not None, "the graph in a stored snapshot")
+        assert failed == ["default"]
+        wait_for(lambda: m.health().ok, "the failure cleared")
+        assert m.health().background in ("idle", "working")
+    with Memory(db_path, backend=any_backend, embedder=TinyEmbedder()) as again:
+        hits = again.recall("topic3 item17")
+        assert hits and hits[0].content == "note 17 about topic3 and item17"
+        assert stored_graph(again) is not None

@@ -16,6 +16,7 @@ from dense_support import TinyEmbedder
 from memwire import Memory
 from memwire._kernel.pure._generated import DENSE_SCALE, HNSW_SCALAR, SNAPSHOT_VERSION
 from memwire.memory import SHELL_FORMAT
+from memwire.memory.snapshot_check import seal, unseal
 from pyroaring import BitMap
 from test_dense_graph_background import THRESHOLD, lowered, notes, stored_graph, wait_for
 from usearch.index import Index
@@ -24,7 +25,7 @@ from usearch.index import Index
 def stored_doc(m: Memory, bank: str = "default") -> dict[str, object]:
     snap = m._store.load_snapshot(m._bank(bank).bank_id, SHELL_FORMAT)
     assert snap is not None
-    doc: dict[str, object] = msgpack.unpackb(snap.data)
+    doc: dict[str, object] = msgpack.unpackb(unseal(snap.seq, snap.data))
     return doc
 
 
@@ -43,10 +44,11 @@ def f32_graph(doc: dict[str, object]) -> bytes:
 def make_old(path: Path, with_graph: bool) -> None:
     """Rewrite the stored snapshot as version 1 wrote it (same changes covered)."""
     with sqlite3.connect(path) as conn:
-        (data,) = conn.execute("SELECT data FROM snapshots").fetchone()
-        doc = msgpack.unpackb(data)
+        (seq, data) = conn.execute("SELECT seq, data FROM snapshots").fetchone()
+        doc = msgpack.unpackb(unseal(seq, data))
         doc.update(version=1, contract=1, hnsw=f32_graph(doc) if with_graph else None)
-        conn.execute("UPDATE snapshots SET data = ?", (msgpack.packb(doc, use_bin_type=True),))
+        old = seal(seq, msgpack.packb(doc, use_bin_type=True))
+        conn.execute("UPDATE snapshots SET data = ?", (old,))
     conn.close()
 
 
@@ -73,7 +75,7 @@ def test_an_old_snapshot_is_rebuilt_and_replaced(
         before = [[(h.id, h.score) for h in m.recall(q)] for q in queries]
     make_old(db_path, with_graph)
     with sqlite3.connect(db_path) as conn:
-        old = msgpack.unpackb(conn.execute("SELECT data FROM snapshots").fetchone()[0])
+        old = msgpack.unpackb(unseal(*conn.execute("SELECT seq, data FROM snapshots").fetchone()))
     conn.close()
     assert old["version"] == 1
     if with_graph:

@@ -17,6 +17,7 @@ from memwire.errors import (
     MemwireError,
     NotFoundError,
     StorageError,
+    StorageFullError,
 )
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ __all__ = [
     "EXIT_NOT_FOUND",
     "EXIT_NOT_RUNNING",
     "EXIT_OK",
+    "EXIT_STORAGE_FULL",
     "EXIT_UNHEALTHY",
     "EXIT_USAGE",
     "CommandError",
@@ -58,6 +60,9 @@ problem."""
 EXIT_CONFLICT = 6
 """The request conflicts with the stored state (a document already has a memory and the update
 mode is ``append``; a re-encoding changed under this one); nothing was changed."""
+EXIT_STORAGE_FULL = 7
+"""The disk holding the store is full or failed (``memwire.StorageFullError``); nothing of the
+command was written: free space and run it again."""
 EXIT_INTERRUPTED = 130
 """Interrupted (Ctrl-C)."""
 
@@ -69,6 +74,7 @@ EXIT_CODES_HELP = """exit codes:
   4    not running: no memwire server answers (daemon status, doctor --server)
   5    unhealthy: a server process is alive but not answering, or doctor found a problem
   6    conflict: the request conflicts with what is stored (nothing was changed)
+  7    storage full: the store's disk is full or failed (nothing was written; retry)
   130  interrupted"""
 
 
@@ -87,6 +93,8 @@ def exit_code_for(exc: BaseException) -> int:
         return EXIT_NOT_FOUND
     if isinstance(exc, ConflictError):
         return EXIT_CONFLICT
+    if isinstance(exc, StorageFullError):
+        return EXIT_STORAGE_FULL
     if isinstance(exc, InvalidInputError):
         return EXIT_USAGE
     return EXIT_ERROR

@@ -4,6 +4,7 @@ and ``memwire --version``, which names the backend, the wheel and the build too.
 from __future__ import annotations
 
 import argparse
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,7 @@ from memwire.cli._common import EXIT_OK, EXIT_UNHEALTHY, add_common, db_path, em
 
 if TYPE_CHECKING:
     from memwire._kernel.backend import BackendInfo
+    from memwire.memory import Memory
 
 __all__ = ["VersionAction", "register", "version_text"]
 
@@ -30,7 +32,10 @@ def register(commands: Any) -> None:
         "--port", type=int, default=None, help="port to probe (default: the daemon's, else 8888)"
     )
     p.add_argument(
-        "--full", action="store_true", help="run the full integrity_check (default: quick_check)"
+        "--full",
+        action="store_true",
+        help="run the full integrity_check (default: quick_check), and compare each bank's "
+        "index with its rows, rebuilding it from them when they differ",
     )
     add_common(p)
     p.set_defaults(run=run_doctor)
@@ -133,7 +138,7 @@ class VersionAction(argparse.Action):
         parser.exit()
 
 
-def check_store(path: str | None) -> tuple[list[Check], Path | None]:
+def check_store(path: str | None, full: bool = False) -> tuple[list[Check], Path | None]:
     from memwire.locations import default_path
     from memwire.memory import Memory
 
@@ -151,6 +156,8 @@ def check_store(path: str | None) -> tuple[list[Check], Path | None]:
         with Memory(file) as memory:
             names = memory.banks()
             total = sum(int(memory.stats(bank=b).get("count", 0)) for b in names)
+            if full:
+                checks += check_indexes(memory, names)
         checks.append(
             _check(
                 "store health",
@@ -163,6 +170,34 @@ def check_store(path: str | None) -> tuple[list[Check], Path | None]:
     except Exception as exc:
         checks.append(_check("store health", "fail", f"cannot open: {type(exc).__name__}: {exc}"))
     return checks, file
+
+
+def check_indexes(memory: Memory, names: list[str]) -> list[Check]:
+    """Each bank's index against its rows (repaired when they differ), then the background
+    work that loading them started (snapshots, graphs): its failed or stuck jobs."""
+    from memwire._progress import track
+    from memwire.memory.verify import check_index
+
+    checks = []
+    for name in track(names, len(names), "checking indexes"):
+        found = check_index(memory, name)
+        detail = (
+            f"{found.rows:,} rows, {found.indexed:,} indexed; snapshot {found.snapshot}"
+            + (f"; {found.missing:,} missing, {found.extra:,} extra" if not found.ok else "")
+            + (f"; repaired: {found.repaired}" if found.repaired else "")
+        )
+        status = "ok" if found.ok and found.snapshot != "refused" else "warn"
+        checks.append(_check(f"index {name!r}", status, detail, **asdict(found)))
+    memory._snapshotter.drain()
+    health = memory.health()
+    detail = f"background {health.background}" + "".join(
+        f"; {f.job} of bank {f.bank!r} failed {f.failures}x since {f.since}: {f.error}"
+        for f in health.failures
+    )
+    if health.stuck:
+        detail += f"; stuck on bank {health.working_on!r} for {health.working_for_s:.0f} s"
+    checks.append(_check("background", "ok" if health.ok else "fail", detail))
+    return checks
 
 
 def _missing_store(file: Path) -> Check:
@@ -256,7 +291,7 @@ def check_hooks() -> Check:
 
 def run_doctor(args: argparse.Namespace) -> int:
     checks = [check_backend()]
-    store_checks, file = check_store(db_path(args))
+    store_checks, file = check_store(db_path(args), args.full)
     checks += store_checks
     if file is not None:
         checks.append(check_integrity(file, args.full))

@@ -45,6 +45,7 @@ from memwire.locations import default_path
 from memwire.memory.background import Snapshotter
 from memwire.memory.bank_state import BankState, Member, fit_vectors, is_lookup
 from memwire.memory.conversation import DEFAULT_AFTER, DEFAULT_BEFORE, conversation_items
+from memwire.memory.health import Health
 from memwire.memory.items import (
     check_id,
     check_int,
@@ -56,6 +57,7 @@ from memwire.memory.items import (
     record_of,
     with_vector,
 )
+from memwire.memory.snapshot_check import checked_payload, seal
 from memwire.records import Hit, Record
 from memwire.store import (
     Additions,
@@ -83,8 +85,9 @@ BATCH_SIZE = 10_000
 SNAPSHOT_MIN_CHANGES = 1000
 _CATCH_UP_TRIES = 3
 # What an index snapshot depends on besides the kernel (which checks its own versions): how
-# this shell builds index text and the Unicode version of the NFKC it applies.
-SHELL_FORMAT = f"shell=2;nfkc={unicodedata.unidata_version}"
+# this shell builds index text and the Unicode version of the NFKC it applies (shell=3: the
+# kernel's bytes are sealed in memory/snapshot_check.py's envelope).
+SHELL_FORMAT = f"shell=3;nfkc={unicodedata.unidata_version}"
 
 
 def _is_current(state: BankState, head: BankHead) -> bool:
@@ -178,10 +181,22 @@ class Memory:
                 return
             self._closed = True
             names = list(self._banks)
-        self._snapshotter.stop()
-        for name in names:
-            self._snapshot(name)
-        self._store.close()
+        try:
+            self._snapshotter.stop()
+            for name in names:
+                try:
+                    self._snapshot(name)
+                except Exception as exc:  # derived data: the store closes all the same
+                    log.warning("snapshot of bank %r not written at close: %s", name, exc)
+        finally:
+            self._store.close()
+
+    def health(self) -> Health:
+        """The state of this Memory's background work: whether its thread is alive, the bank
+        it works on and for how long (``stuck`` past 15 min), and the snapshot, HNSW graph and
+        TTL sweep jobs whose last attempt failed (retried with backoff). ``ok`` when nothing
+        failed; ``memwire doctor`` prints it. See docs/storage.md, "Background work"."""
+        return self._snapshotter.health()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -278,18 +293,21 @@ class Memory:
         index: BankIndex | None = None
         snap = self._store.load_snapshot(bank_id, SHELL_FORMAT) if use_snapshot else None
         if snap is not None:
+            seq, payload = snap.seq, checked_payload(state.name, snap)
+            del snap  # as big as the index: not kept through the load and the replay
             try:
-                index = self._kernel.BankIndex.from_bytes(snap.data)
+                if payload is not None:
+                    index = self._kernel.BankIndex.from_bytes(payload)
             except (SnapshotError, HnswError) as exc:  # HnswError: its graph would not load
                 log.info("index snapshot of bank %r not usable (%s); rebuilding", state.name, exc)
+            del payload
             if index is not None and index.dim != dim:
                 log.info("index snapshot of bank %r has dim %d, not %d", state.name, index.dim, dim)
                 index = None
             if index is not None:
-                state.applied = state.snap_seq = snap.seq
+                state.applied = state.snap_seq = seq
             else:
                 state.snap_unusable = True  # replaced by the next snapshot (see _snapshot)
-            del snap  # as big as the index: not kept through the replay
         state.index = index if index is not None else self._kernel.BankIndex(dim)
         self._replay(state, reload_on_gap=use_snapshot)
 
@@ -453,22 +471,16 @@ class Memory:
                 and not state.snap_unusable
             ):
                 return
-            try:
-                data = state.index.to_bytes()
-            except HnswError as exc:  # the graph could not be saved: try again later
-                log.warning("snapshot of bank %r not encoded: %s", name, exc)
-                return
+            # HnswError (the graph could not be saved) goes to the caller: the background
+            # thread retries the bank later.
+            data = state.index.to_bytes()
             seq, bank_id = state.applied, state.bank_id
             graph, unusable = state.graph_unsaved, state.snap_unusable
-        try:
-            # A new graph replaces the snapshot of the same changes that lacks it; any snapshot
-            # replaces one that could not be loaded (an older snapshot version, say).
-            self._store.save_snapshot(
-                bank_id, seq, data, SHELL_FORMAT, replace_same=graph or unusable
-            )
-        except MemwireError as exc:
-            log.debug("snapshot of bank %r not written: %s", name, exc)
-            return
+        data = seal(seq, data)  # the kernel's bytes, now unreferenced, are freed here
+        # A new graph replaces the snapshot of the same changes that lacks it; any snapshot
+        # replaces one that could not be loaded (an older snapshot version, say). A failure
+        # (a full disk: StorageFullError) goes to the caller, which logs it once per bank.
+        self._store.save_snapshot(bank_id, seq, data, SHELL_FORMAT, replace_same=graph or unusable)
         with state.lock.write():
             if state.bank_id == bank_id and state.snap_seq <= seq:
                 state.snap_seq = seq

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+from memwire.memory.health import RETRY_BASE_S, Health, JobLog, retry_delay
 
 if TYPE_CHECKING:
     from memwire._kernel.contract import DenseGraphBuild
@@ -21,7 +24,12 @@ class Snapshotter:
     """A daemon thread that keeps banks' indexes in shape off the hot path: it builds the HNSW
     graph of a bank above the exact dense threshold (docs/dense.md), and writes snapshots of
     banks with many unsnapshotted changes or with a graph no snapshot has yet; asked to, it
-    sweeps a bank's expired memories first."""
+    sweeps a bank's expired memories first.
+
+    Supervised: a job that raises is logged (at WARNING once per bank and job, see
+    :class:`~memwire.memory.health.JobLog`) and the bank is retried after a delay that doubles
+    with each failure in a row (``retry_base`` s up to 5 min); the other jobs of the bank and
+    every other bank go on, and :meth:`health` reports it."""
 
     def __init__(
         self,
@@ -39,6 +47,10 @@ class Snapshotter:
         self._stop = False
         self._thread: threading.Thread | None = None
         self._build: DenseGraphBuild | None = None  # the graph being built, cancelled by stop()
+        self.jobs = JobLog()
+        self.retry_base = RETRY_BASE_S
+        self._retry_at: dict[str, float] = {}  # banks waiting to retry: monotonic due time
+        self._working: tuple[str, float] | None = None  # bank, monotonic start
 
     def request(self, bank: str, sweep: bool = False) -> None:
         with self._cv:
@@ -46,7 +58,7 @@ class Snapshotter:
                 return
             if sweep:
                 self._sweeps.add(bank)
-            if bank in self._pending:
+            if bank in self._pending or bank in self._retry_at:  # a retry is already due later
                 return
             self._pending.append(bank)
             if self._thread is None:
@@ -56,31 +68,79 @@ class Snapshotter:
                 self._thread.start()
             self._cv.notify()
 
+    def _next(self) -> str | None:
+        """The next bank to work on (holding ``_cv``), waiting for one; None once stopping."""
+        while not self._stop:
+            now = time.monotonic()
+            for bank, due in list(self._retry_at.items()):
+                if due <= now:
+                    del self._retry_at[bank]
+                    if bank not in self._pending:
+                        self._pending.append(bank)
+            if self._pending:
+                return self._pending.pop(0)
+            wait = min(self._retry_at.values(), default=now + 3600) - now
+            self._cv.wait(timeout=max(wait, 0.001))
+        return None
+
     def _run(self) -> None:
         while True:
             with self._cv:
-                while not self._pending and not self._stop:
-                    self._cv.wait()
-                if self._stop:
+                bank = self._next()
+                if bank is None:
                     return
-                bank = self._pending.pop(0)
                 sweep = bank in self._sweeps
                 self._sweeps.discard(bank)
                 self._busy = True
+                self._working = (bank, time.monotonic())
+            failures = 0
             try:
+                jobs = [("graph", self._build_graph), ("snapshot", self._snapshot)]
                 if sweep and self._sweep is not None:
-                    self._sweep(bank)
-                self._build_graph(bank)
-                self._snapshot(bank)
-            except Exception:  # one bank's failure must not end the thread for every bank
-                log.exception("background work on bank %r failed", bank)
+                    jobs.insert(0, ("sweep", self._sweep))
+                for job, run in jobs:
+                    # Each job on its own: one that fails must not stop the others, nor end
+                    # the thread for every bank.
+                    try:
+                        run(bank)
+                    except Exception as exc:
+                        failures = max(failures, self.jobs.failed(bank, job, exc))
+                        if job == "sweep":
+                            with self._cv:
+                                self._sweeps.add(bank)  # retried with the bank
+                    else:
+                        self.jobs.succeeded(bank, job)
             finally:
                 with self._cv:
+                    if failures and not self._stop:
+                        due = time.monotonic() + retry_delay(failures, self.retry_base)
+                        self._retry_at[bank] = due
                     self._busy = False
+                    self._working = None
                     self._cv.notify_all()
 
+    def health(self) -> Health:
+        """The thread's state, the bank it works on and the jobs that failed."""
+        with self._cv:
+            thread, working = self._thread, self._working
+            pending = tuple(dict.fromkeys([*self._pending, *self._retry_at]))
+            if self._stop:
+                state = "stopped"
+            elif thread is not None and not thread.is_alive():
+                state = "dead"
+            else:
+                state = "working" if working is not None else "idle"
+        return Health(
+            background=state,
+            working_on=None if working is None else working[0],
+            working_for_s=None if working is None else time.monotonic() - working[1],
+            pending=pending,
+            failures=self.jobs.failures(),
+        )
+
     def drain(self) -> None:
-        """Wait until every requested bank has been worked on (tests, benchmarks)."""
+        """Wait until every requested bank has been worked on (tests, benchmarks); banks
+        waiting to retry a failed job are not waited for."""
         with self._cv:
             while (self._pending or self._busy) and not self._stop:
                 self._cv.wait()

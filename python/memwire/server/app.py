@@ -28,7 +28,13 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memwire.errors import ConflictError, InvalidInputError, NotFoundError, StoreUnavailableError
+from memwire.errors import (
+    ConflictError,
+    InvalidInputError,
+    NotFoundError,
+    StorageFullError,
+    StoreUnavailableError,
+)
 from memwire.server import ops
 from memwire.server.compat import compat_routes
 from memwire.server.ui import PUBLIC_PATHS, ui_routes
@@ -62,6 +68,8 @@ def error_status(exc: BaseException) -> int:
         return 400
     if isinstance(exc, StoreUnavailableError):  # the database is down: retry, nothing written
         return 503
+    if isinstance(exc, StorageFullError):  # the disk is full or failing: nothing written
+        return 507
     return 500
 
 

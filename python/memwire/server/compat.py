@@ -31,7 +31,13 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from memwire import config
-from memwire.errors import ConflictError, InvalidInputError, NotFoundError, StoreUnavailableError
+from memwire.errors import (
+    ConflictError,
+    InvalidInputError,
+    NotFoundError,
+    StorageFullError,
+    StoreUnavailableError,
+)
 from memwire.server.ops import _type_name
 
 if TYPE_CHECKING:
@@ -281,6 +287,8 @@ def _refusal(exc: BaseException) -> Response:
         status, reason = 400, str(exc)
     elif isinstance(exc, StoreUnavailableError):
         status, reason = 503, "the store's database cannot be reached; retry"
+    elif isinstance(exc, StorageFullError):
+        status, reason = 507, str(exc)
     else:
         log.error("memory-wire route failed: %s", type(exc).__name__, exc_info=exc)
         status, reason = 500, "internal error"

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-from memwire.errors import MemwireError, StorageError
+from memwire.errors import MemwireError, StorageError, StorageFullError
 from memwire.private_files import private_dir, private_file
 from memwire.store.protocol import CLOSED, MAX_ORDINAL
 from memwire.store.tag_case import fold_stored_tags
@@ -137,6 +137,28 @@ def write_blob(
             blob.write(view[start : start + BLOB_CHUNK])
 
 
+_FULL = (
+    "the disk holding the store is full; free space and retry (nothing of this request was written)"
+)
+_IOERR = (
+    "the disk holding the store failed to read or write (an I/O error); check it and retry "
+    "(nothing of this request was written)"
+)
+
+
+def disk_failure(exc: sqlite3.Error) -> str | None:
+    """The message of a full or failing disk (SQLITE_FULL, SQLITE_IOERR and its extended
+    codes), else None."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = None if code is None else code & 0xFF
+    text = str(exc).lower()
+    if primary == 13 or "disk is full" in text:  # SQLITE_FULL
+        return _FULL
+    if primary == 10 or "disk i/o error" in text:  # SQLITE_IOERR
+        return _IOERR
+    return None
+
+
 def _is_busy(exc: sqlite3.Error) -> bool:
     code = getattr(exc, "sqlite_errorcode", None)
     if code is not None and code & 0xFF in (5, 6):  # SQLITE_BUSY, SQLITE_LOCKED
@@ -178,6 +200,7 @@ class SQLiteBase:
         self._idle: list[sqlite3.Connection] = []
         self.ephemeral = str(path) == ":memory:"
         self._conn: sqlite3.Connection | None = None
+        self._path = str(path)
         self._uri = ""
         if not self.ephemeral:
             target = Path(path)
@@ -281,6 +304,7 @@ class SQLiteBase:
         deadline = time.monotonic() + RETRY_DEADLINE_S
         delay = 0.005
         while True:
+            disk: str | None = None
             with (connection or self._writer)() as conn:
                 try:
                     return fn(conn)
@@ -290,14 +314,53 @@ class SQLiteBase:
                     if conn.in_transaction:
                         with contextlib.suppress(sqlite3.Error):
                             conn.execute("ROLLBACK")
-                    if not _is_busy(exc) or time.monotonic() >= deadline:
+                    disk = disk_failure(exc)
+                    if disk is not None:
+                        log.debug("disk failure during %s: %r", what, exc)
+                    elif not _is_busy(exc) or time.monotonic() >= deadline:
                         log.debug("store failure during %s: %r", what, exc)
                         if _is_busy(exc):
                             raise StorageError("the store stayed busy; try again later") from None
                         raise StorageError(f"the store failed during {what}") from None
-                    log.debug("store busy during %s, retrying: %s", what, exc)
+                    else:
+                        log.debug("store busy during %s, retrying: %s", what, exc)
+            if disk is not None:
+                self._reset_after_disk_failure()
+                raise StorageFullError(disk)
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, 0.5)
+
+    def _reset_after_disk_failure(self) -> None:
+        """Start afresh after a full or failing disk, so retries succeed once space returns,
+        without a restart: a new writer connection (a connection that failed mid-write can keep
+        a failed state), the idle readers dropped, and the WAL truncated when no reader holds
+        it, giving back what the failed transaction grew it by. Best effort: if the disk still
+        refuses, the old connection is kept and the next failure tries again."""
+        if self.ephemeral:
+            return  # a :memory: database lives in its connection
+        with self._lock:
+            if self._conn is None:
+                return
+            try:
+                fresh = _connect(self._path, uri=False)
+            except StorageError:
+                return
+            try:
+                self._setup(fresh)
+            except sqlite3.Error as exc:
+                log.debug("reconnect after a disk failure failed: %r", exc)
+                _close_quietly(fresh)
+                return
+            old, self._conn = self._conn, fresh
+            _close_quietly(old)
+            with self._pool_lock:
+                idle, self._idle = self._idle, []
+            for reader in idle:
+                _close_quietly(reader)
+            try:
+                fresh.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as exc:
+                log.debug("WAL truncate after a disk failure failed: %r", exc)
 
     def _query(self, fn: Callable[[sqlite3.Connection], T], what: str) -> T:
         """Run ``fn`` (reads only, one statement) on a reader connection, with retry."""
@@ -313,7 +376,8 @@ class SQLiteBase:
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+                    with contextlib.suppress(sqlite3.Error):  # keep the error that failed it
+                        conn.execute("ROLLBACK")
                 raise
             return result
 

@@ -3,11 +3,17 @@ snapshot as big as the index is never held twice (docs/storage.md, "Snapshots").
 
 from __future__ import annotations
 
+import os
+import shutil
 import sqlite3
 
 from memwire._dates import format_utc, now_utc
+from memwire.errors import StorageFullError
 from memwire.store.protocol import Snapshot
 from memwire.store.sqlite.base import SQLiteBase, write_blob
+
+# Free space a snapshot leaves on the disk beyond its own two copies (see _check_room).
+SNAPSHOT_HEADROOM = 4 * 1024 * 1024
 
 __all__ = ["SnapshotTables"]
 
@@ -45,6 +51,8 @@ class SnapshotTables(SQLiteBase):
         one of the same ``seq``, unless ``replace_same``: a snapshot that adds the HNSW graph),
         then prune the removal log it makes unnecessary. Returns whether it was stored."""
 
+        self._check_room(len(data))
+
         def tx(conn: sqlite3.Connection) -> bool:
             current = conn.execute(
                 "SELECT seq, shell FROM snapshots WHERE bank_id = ?", (bank_id,)
@@ -77,3 +85,20 @@ class SnapshotTables(SQLiteBase):
             return True
 
         return self._write(tx, "save snapshot")
+
+    def _check_room(self, size: int) -> None:
+        """Refuse a snapshot the disk has no room for before writing any of it: it lands in the
+        WAL first and in the database at the checkpoint (two copies), and a write that fails
+        midway grows a WAL nothing can shrink while the disk is full, so memories could no
+        longer be retained. A snapshot is derived data: skipping it loses nothing."""
+        if self.ephemeral:
+            return
+        try:
+            free = shutil.disk_usage(os.path.dirname(os.path.abspath(self._path))).free
+        except OSError:
+            return  # cannot tell: let SQLite try
+        if free < 2 * size + SNAPSHOT_HEADROOM:
+            raise StorageFullError(
+                "the disk holding the store has no room for an index snapshot "
+                f"({size / 2**20:.1f} MiB, twice over); memories are still stored"
+            )
