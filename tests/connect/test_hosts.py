@@ -334,14 +334,13 @@ def test_the_hooks_understand_a_registered_host(
     store = _Store()
     monkeypatch.setattr(events, "open_client", lambda url, db: store)
     stop = events.run_hook("stop", json.dumps({**payload, "zed_event": "AfterAnswer"}), budget=60)
-    assert (stop.host, stop.retained, stop.output, stop.error) == ("zed", 2, "{}", "")
-    asked, answered = store.retained  # one memory per turn, each the other's context
-    assert (asked["content"], asked["context"]) == (
-        "User: How do we deploy?",
-        "With ops/deploy.sh.",
+    assert (stop.host, stop.retained, stop.output, stop.error) == ("zed", 1, "{}", "")
+    (answered,) = store.retained  # the reply, with the prompt it answered as its context
+    assert (answered["content"], answered["context"]) == (
+        "Assistant: With ops/deploy.sh.",
+        "How do we deploy?",
     )
-    assert answered["content"] == "Assistant: With ops/deploy.sh."
-    assert asked["tags"] == answered["tags"] == ["transcript", "zed", "session:t-9"]
+    assert answered["tags"] == ["transcript", "zed", "session:t-9"]
     result = events.run_hook("prompt", json.dumps(payload), budget=60)
     assert result.host == "zed" and result.error == "" and store.queries == [payload["ask"]]
     out = json.loads(result.output)["hookSpecificOutput"]
