@@ -18,10 +18,12 @@ GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "embed.jsonl"
 
 @cache
 def bundled() -> tuple[list[str], bytes, int]:
-    from memwire.embed.static import _read, _table, _vocab
+    """The previous bundled table: the golden cases were made with it (tests/golden/generate.py);
+    the default table's parity is in tests/dense/test_static_tables.py."""
+    from memwire.embed.static import LEGACY_ID, _read, _table, _vocab
 
-    table, _, dim = _table(_read("model.safetensors"))
-    return _vocab(_read("tokenizer.json")), table, dim
+    table, _, dim = _table(_read("model.safetensors", LEGACY_ID))
+    return _vocab(_read("tokenizer.json", LEGACY_ID)), table, dim
 
 
 def make(kernel: Kernel) -> Any:
@@ -76,6 +78,9 @@ def test_backends_agree(both_kernels: tuple[Kernel, Kernel], text: str) -> None:
 def test_bundled_files_are_verified(monkeypatch: pytest.MonkeyPatch) -> None:
     from memwire.embed import static
 
-    monkeypatch.setitem(static._SHA256, "tokenizer.json", "0" * 64)
-    with pytest.raises(static.ModelFileError, match="corrupt"):
-        static._read("tokenizer.json")
+    for table, (package, digests) in list(static.TABLES.items()):
+        monkeypatch.setitem(
+            static.TABLES, table, (package, {**digests, "tokenizer.json": "0" * 64})
+        )
+        with pytest.raises(static.ModelFileError, match="corrupt"):
+            static._read("tokenizer.json", table)

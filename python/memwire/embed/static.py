@@ -1,8 +1,11 @@
 """The bundled default embedder: a static WordPiece embedding table, offline, no torch.
 
-The files live in ``memwire/models/minilm_static_256_int8/`` (see PROVENANCE.md there) and are
-checked against their SHA-256 digests when loaded. Text is tokenized and its rows summed by the
-kernel (Rust or pure Python, bit-identical); the sum's direction is the embedding.
+Two tables ship, each in its own ``memwire/models/<name>/`` (PROVENANCE.md there) and checked
+against its SHA-256 digests when loaded: the default ``minilm_wordnet_256_int8`` (made by
+``scripts/distill_static.py``) and the previous ``minilm_static_256_int8``, kept so that a bank
+whose vectors are in that space can still be used until ``memwire reembed`` moves it
+(``StaticEmbedder(table=LEGACY_ID)``). Text is tokenized and its rows summed by the kernel (Rust
+or pure Python, bit-identical); the sum's direction is the embedding.
 """
 
 from __future__ import annotations
@@ -21,13 +24,27 @@ import numpy.typing as npt
 from memwire._kernel.backend import backend_info, get_kernel, load_kernel
 from memwire.errors import BackendError, MemwireError
 
-__all__ = ["MODEL_ID", "StaticEmbedder", "default_embedder"]
+__all__ = ["LEGACY_ID", "MODEL_ID", "TABLES", "StaticEmbedder", "default_embedder"]
 
-MODEL_ID = "memwire/minilm-static-256-int8"
-_PACKAGE = "memwire.models.minilm_static_256_int8"
-_SHA256 = {
-    "model.safetensors": "99647dfd8725a6a3fa90529e2c9716fcebf4d6b4c17530121ca4e776281bad5f",
-    "tokenizer.json": "dd33465341c98889c3338356b6200c8b232b89af5f1b7aa8e6ee1d4d7a699631",
+MODEL_ID = "memwire/minilm-wordnet-256-int8"
+LEGACY_ID = "memwire/minilm-static-256-int8"
+_TOKENIZER_SHA256 = "dd33465341c98889c3338356b6200c8b232b89af5f1b7aa8e6ee1d4d7a699631"
+# embedder id -> (package holding its files, SHA-256 of each file); both share one vocabulary.
+TABLES: dict[str, tuple[str, dict[str, str]]] = {
+    MODEL_ID: (
+        "memwire.models.minilm_wordnet_256_int8",
+        {
+            "model.safetensors": "e6d58f433c3e7bd72467ec921fce85bc3dba78ad3609f5956fd4b5ec4eb8ccd9",
+            "tokenizer.json": _TOKENIZER_SHA256,
+        },
+    ),
+    LEGACY_ID: (
+        "memwire.models.minilm_static_256_int8",
+        {
+            "model.safetensors": "99647dfd8725a6a3fa90529e2c9716fcebf4d6b4c17530121ca4e776281bad5f",
+            "tokenizer.json": _TOKENIZER_SHA256,
+        },
+    ),
 }
 
 
@@ -35,12 +52,13 @@ class ModelFileError(MemwireError):
     """A bundled model file is missing or differs from the one memwire was released with."""
 
 
-def _read(name: str) -> bytes:
+def _read(name: str, table: str = MODEL_ID) -> bytes:
+    package, digests = TABLES[table]
     try:
-        data = resources.files(_PACKAGE).joinpath(name).read_bytes()
+        data = resources.files(package).joinpath(name).read_bytes()
     except (FileNotFoundError, ModuleNotFoundError) as exc:
         raise ModelFileError(f"bundled model file {name} is missing; reinstall memwire") from exc
-    if hashlib.sha256(data).hexdigest() != _SHA256[name]:
+    if hashlib.sha256(data).hexdigest() != digests[name]:
         raise ModelFileError(f"bundled model file {name} is corrupt (sha256 mismatch)")
     return data
 
@@ -71,11 +89,17 @@ class _KernelEmbedder(Protocol):
 
 
 class StaticEmbedder:
-    """Sentence vector = direction of the sum of the int8 rows of the text's WordPiece tokens."""
+    """Sentence vector = direction of the sum of the int8 rows of the text's WordPiece tokens.
 
-    def __init__(self, backend: str | None = None) -> None:
-        vocab = _vocab(_read("tokenizer.json"))
-        table, rows, dim = _table(_read("model.safetensors"))
+    ``table``: the id of a bundled table (:data:`TABLES`); the default is :data:`MODEL_ID`.
+    """
+
+    def __init__(self, backend: str | None = None, *, table: str = MODEL_ID) -> None:
+        if table not in TABLES:
+            raise ValueError(f"no bundled static table {table!r}; one of {sorted(TABLES)}")
+        self._id = table
+        vocab = _vocab(_read("tokenizer.json", table))
+        raw, rows, dim = _table(_read("model.safetensors", table))
         if rows != len(vocab):
             raise ModelFileError("bundled model and vocabulary disagree")
         kernel = get_kernel() if backend is None else load_kernel(backend)
@@ -86,12 +110,12 @@ class StaticEmbedder:
                 f"the {name} kernel has no StaticEmbedder (an older build of the extension?); "
                 "rebuild it, use backend='python', or set the bank's config 'embedder' to 'none'"
             )
-        self._kernel_embedder: _KernelEmbedder = runtime(vocab, table, dim)
+        self._kernel_embedder: _KernelEmbedder = runtime(vocab, raw, dim)
         self._dim = dim
 
     @property
     def id(self) -> str:
-        return MODEL_ID
+        return self._id
 
     @property
     def dim(self) -> int:
