@@ -11,7 +11,11 @@ Three measurements, all on development data (issue 12):
   document's words); hit@1.
 - **nothing relevant**: queries about topics absent from the bank, where the right answer is
   no hit at all: (a) the 40 paraphrase queries against the 2,000 distractors alone, (b) the
-  first 200 SciFact *train* claims against each LoCoMo dev conversation (one memory per turn).
+  first 200 SciFact *train* claims (distinct, in qrels order) against each LoCoMo dev
+  conversation (ingested as ``memwire eval locomo`` does: ``Memory.retain_conversation``, two
+  turns before and one after as context): scientific claims asked of chats, the default
+  floor's calibration set; (c) with ``--scifact-bank``, every third LoCoMo dev question
+  (categories 1-4) asked of a bank of the 5,183 SciFact abstracts.
   Reported: the share of queries that return nothing under ``--min-score`` (default: the
   bank's floor), and the distribution of the top hit's score, to calibrate a floor.
 
@@ -28,6 +32,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from memwire.eval.locomo import CATEGORIES, _turns
 from memwire.memory import Memory
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,17 +117,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         train = train[:200]
         conversations = json.loads((data / "locomo_dev.json").read_text(encoding="utf-8"))
         empty, tops, total = 0, [], 0
+        questions: list[str] = []
         for i, conv in enumerate(conversations):
             bank = f"locomo{i}"
             if cfg:
                 memory.set_config(bank, cfg)
-            c = conv["conversation"]
-            turns = [
-                f"{t['speaker']}: {t['text']}"
-                for key in sorted(k for k in c if k.startswith("session_") and k[8:].isdigit())
-                for t in c[key]
-            ]
-            memory.retain_many(turns, bank=bank)
+            turns = _turns(conv["conversation"])
+            # Ingested as `memwire eval locomo` does (retain_conversation, 2 before, 1 after).
+            memory.retain_conversation([t.turn for t in turns], bank=bank, before=2, after=1)
+            questions += [q["question"] for q in conv["qa"] if q.get("category") in CATEGORIES]
             for claim in train:
                 total += 1
                 hits = _recall(memory, claim, bank, 5, args.min_score)
@@ -134,6 +137,25 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "no_hit": empty / total,
             "top_score": _quantiles(tops),
         }
+        if args.scifact_bank:
+            # (c) every third LoCoMo dev question asked of the SciFact abstracts (one bank).
+            if cfg:
+                memory.set_config("scifact", cfg)
+            abstracts = _jsonl(data / "scifact/corpus.jsonl")
+            memory.retain_many(
+                [f"{d.get('title') or ''}\n{d['text']}".strip() for d in abstracts], bank="scifact"
+            )
+            empty, tops = 0, []
+            asked = questions[::3]
+            for q in asked:
+                empty += not _recall(memory, q, "scifact", 5, args.min_score)
+                top = _recall(memory, q, "scifact", 1, 0.0)
+                tops.append(top[0].score if top else 0.0)
+            out["nothing_relevant_locomo_on_scifact"] = {
+                "n": len(asked),
+                "no_hit": empty / len(asked),
+                "top_score": _quantiles(tops),
+            }
         out["backend"] = memory.backend
     out["weights"] = args.weights or "default"
     out["min_score"] = args.min_score if args.min_score is not None else "bank default"
@@ -147,6 +169,11 @@ def main() -> int:
     p.add_argument("--min-score", type=float, default=None)
     p.add_argument("--backend", choices=("rust", "python"), default=None)
     p.add_argument("--embedder", choices=("static", "minilm"), default="static")
+    p.add_argument(
+        "--scifact-bank",
+        action="store_true",
+        help="also ask LoCoMo dev questions of a bank of the SciFact abstracts (slow with minilm)",
+    )
     result = run(p.parse_args())
     print(json.dumps(result, indent=1))
     return 0

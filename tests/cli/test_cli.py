@@ -252,12 +252,26 @@ def test_plain_commands_do_not_import_the_web_or_mcp_stack(db: str) -> None:
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
+def test_nothing_relevant_finds_nothing_by_default(
+    db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(capsys, "retain", "the staging database runs on port 5433", "--db", db)
+    run(capsys, "retain", "deploys go out every tuesday after standup", "--db", db)
+    query = "what is the capital of France"
+    code, out, _ = run(capsys, "recall", query, "--db", db)
+    assert code == 0 and "no memories in bank 'default' match" in out
+    code, out, _ = run(capsys, "recall", query, "--min-score", "0", "--db", db, "--json")
+    assert code == 0 and json.loads(out)
+    code, out, _ = run(capsys, "reflect", query, "--db", db)
+    assert code == 0 and out.startswith("No memories")
+
+
 def test_min_score_on_recall_and_reflect(db: str, capsys: pytest.CaptureFixture[str]) -> None:
     _, strong, _ = run(capsys, "retain", "red apples grow in the orchard by the river", "--db", db)
     _, weak, _ = run(capsys, "retain", "apples are sold at the market", "--db", db)
     strong, weak = strong.strip(), weak.strip()
     query = "red apples orchard river"
-    code, out, _ = run(capsys, "recall", query, "--db", db, "--json")
+    code, out, _ = run(capsys, "recall", query, "--min-score", "0", "--db", db, "--json")
     scores = [h["score"] for h in json.loads(out)]
     assert len(scores) == 2 and scores[0] > scores[1]
     floor = str((scores[0] + scores[1]) / 2)

@@ -73,6 +73,24 @@ def test_prompt_injects_block_in_process(home: Path, repo: Path, transcript: Pat
     assert record["bytes"] == len(block.encode()) and len(record["ids"]) >= 1
 
 
+def test_prompt_with_nothing_relevant_injects_nothing(
+    home: Path, repo: Path, transcript: Path
+) -> None:
+    _seed(home / "memory.db")
+    # A generous budget: this test is about what is injected, not how fast.
+    env = child_env(home, MEMWIRE_URL="off", MEMWIRE_HOOK_BUDGET_MS="60000")
+    stdin = json.loads(
+        payload("claude_user_prompt_submit.json", cwd=str(repo), transcript=str(transcript))
+    )
+    stdin["prompt"] = "What is the capital of France?"
+    done = run_hook_cli(["prompt", "--host", "claude"], json.dumps(stdin), env)
+    assert done.returncode == 0 and done.stdout == ""  # the default floor: nothing, not noise
+    with Memory(home / "memory.db") as memory:
+        memory.set_config("acme/web", {"min_score": 0})  # a bank without a floor...
+    done = run_hook_cli(["prompt", "--host", "claude"], json.dumps(stdin), env)
+    assert "<memwire-recall" in _context(done.stdout)  # ...injects its nearest neighbours
+
+
 def test_continue_borrows_previous_prompt(home: Path, repo: Path, transcript: Path) -> None:
     _seed(home / "memory.db")
     env = child_env(home, MEMWIRE_URL="off")

@@ -274,12 +274,30 @@ def test_an_undeclared_argument_is_a_tool_error(tmp_path: Path) -> None:
         assert len(hits["memories"]) == 1
 
 
+def test_nothing_relevant_finds_nothing_over_mcp_by_default(served: tuple[str, Memory]) -> None:
+    url, memory = served
+    memory.retain("the staging database runs on port 5433")
+    memory.retain("deploys go out every tuesday after standup")
+    query = "what is the capital of France"
+
+    async def main() -> None:
+        async with Client(f"{url}/mcp", mode="legacy") as client:
+            r = await client.call_tool("memory_recall", {"query": query})
+            assert not r.is_error and r.structured_content["memories"] == []
+            r = await client.call_tool("memory_recall", {"query": query, "min_score": 0})
+            assert r.structured_content["memories"]
+            r = await client.call_tool("memory_reflect", {"query": query})
+            assert r.content[0].text.startswith("No memories")
+
+    anyio.run(main)
+
+
 def test_min_score_over_mcp(served: tuple[str, Memory]) -> None:
     url, memory = served
     strong = memory.retain("red apples grow in the orchard by the river")
     weak = memory.retain("apples are sold at the market")
     query = "red apples orchard river"
-    scores = [h.score for h in memory.recall(query)]
+    scores = [h.score for h in memory.recall(query, min_score=0)]
     assert len(scores) == 2 and scores[0] > scores[1]
     floor = (scores[0] + scores[1]) / 2
 

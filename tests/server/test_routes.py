@@ -310,9 +310,22 @@ def test_bank_names_with_a_slash(client: httpx.Client, path_bank: str) -> None:
 
 
 def _scores(client: httpx.Client, bank: str, query: str) -> list[float]:
-    r = client.post(f"/banks/{bank}/recall", json={"query": query, "format": "full"})
+    body = {"query": query, "format": "full", "min_score": 0}
+    r = client.post(f"/banks/{bank}/recall", json=body)
     assert r.status_code == 200, r.text
     return [hit["score"] for hit in r.json()]
+
+
+def test_nothing_relevant_finds_nothing_by_default(client: httpx.Client) -> None:
+    retain(client, "n", "the staging database runs on port 5433")
+    retain(client, "n", "deploys go out every tuesday after standup")
+    query = {"query": "what is the capital of France"}
+    assert client.post("/banks/n/recall", json=query).json() == []  # the default floor
+    assert client.post("/banks/n/recall", json={**query, "min_score": 0}).json()  # per call
+    text = client.post("/banks/n/reflect", json=query).json()["text"]
+    assert text.startswith("No memories")
+    found = client.post("/banks/n/recall", json={"query": "staging database port"}).json()
+    assert found == ["the staging database runs on port 5433"]
 
 
 def test_min_score_on_recall_and_reflect(client: httpx.Client) -> None:

@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from memwire.config import DEFAULT_MIN_SCORE
 from ui_support import (
     BIG_BANK,
     BIG_COUNT,
@@ -186,7 +187,10 @@ def test_search_shows_scores_and_stream_ranks(
     }
     assert ranks["bm25"] == "bm25 #1"
     assert set(ranks) == {"bm25", "overlap", "dense"}
-    assert "no relevance floor" in by_id(browser, "search-info").text
+    # The bank's default floor applies, and each hit says why it passed it.
+    info = by_id(browser, "search-info").text
+    assert f"relevance floor {DEFAULT_MIN_SCORE} (from the default)" in info
+    assert f"\u2265 floor {DEFAULT_MIN_SCORE}" in top.find_element("css selector", ".why").text
     screenshot("search")
     # With a floor, each hit says why it passed it, and a floor above every score finds nothing.
     floor = agents[0]["score"] - 1e-9

@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 import memwire
 import pytest
+from memwire.config import DEFAULT_MIN_SCORE
 from memwire.server import ui
 from memwire.server.testing import serve_in_thread
 
@@ -156,10 +157,12 @@ def test_recall_is_the_agents_recall_with_ranks(open_url: str) -> None:
     assert top["bm25_rank"] == 1 and top["overlap_rank"] >= 1
     assert {"dense_rank", "context", "tags", "created_at"} <= set(top)
     assert mine["min_score"] is None
+    assert (mine["floor"], mine["floor_source"]) == (DEFAULT_MIN_SCORE, "the default")
     floored = httpx.post(
         open_url + "/ui/api/banks/b%2Fx/recall", json={**body, "min_score": top["score"]}
     ).json()
     assert floored["min_score"] == top["score"]
+    assert (floored["floor"], floored["floor_source"]) == (top["score"], "this search")
     assert [h["id"] for h in floored["hits"]] == [top["id"]]
     bad = httpx.post(open_url + "/ui/api/banks/b%2Fx/recall", json={"query": "x", "limit": 0})
     assert bad.status_code == 400 and "limit" in bad.json()["error"]

@@ -69,7 +69,7 @@ def _add_run_options(p: argparse.ArgumentParser, *, weights: bool = True) -> Non
 def register(commands: Any) -> None:
     p = commands.add_parser(
         "eval",
-        help="measure retrieval quality (LoCoMo, LongMemEval, BEIR, your own bank)",
+        help="measure retrieval quality (LoCoMo, LongMemEval, BEIR, BEAM, your own bank)",
         description="Measure recall on a public benchmark file or on your own labelled queries.",
     )
     runs = p.add_subparsers(dest="benchmark", metavar="BENCHMARK")
@@ -119,6 +119,17 @@ def register(commands: Any) -> None:
     s.add_argument("--split", default="test", help="qrels split (default: test)")
     _add_run_options(s)
     s.set_defaults(run=run_beir)
+
+    s = runs.add_parser(
+        "beam",
+        help="BEAM chats (a folder of <n>/chat.json): one memory per message",
+        description="One bank per conversation, one memory per message; every probing "
+        "question with gold message ids is a query.",
+    )
+    s.add_argument("--data", type=Path, required=True, help="the BEAM folder (e.g. beam_100k)")
+    s.add_argument("--limit", type=int, default=20, help="hits recalled per question (max 100)")
+    _add_run_options(s)
+    s.set_defaults(run=run_beam)
 
     s = runs.add_parser(
         "bank",
@@ -211,6 +222,22 @@ def run_beir(args: argparse.Namespace) -> int:
         backend=args.backend,
         embedder=_embedder(args),
         weights=args.weights,
+        min_score=args.min_score,
+        show_progress=_show(args),
+    )
+    return _finish(args, report)
+
+
+def run_beam(args: argparse.Namespace) -> int:
+    from memwire.eval import evaluate_beam
+
+    data = _existing(args.data, "folder")
+    report = evaluate_beam(
+        data,
+        backend=args.backend,
+        embedder=_embedder(args),
+        weights=args.weights,
+        limit=args.limit,
         min_score=args.min_score,
         show_progress=_show(args),
     )

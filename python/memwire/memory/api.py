@@ -23,6 +23,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from memwire import _dates, config
 from memwire._kernel.backend import backend_info, get_kernel, load_kernel
+from memwire._kernel.contract import DEFAULT_DEPTH
 from memwire._text import (
     MAX_QUERY_CHARS,
     clean_bank,
@@ -57,6 +58,7 @@ from memwire.memory.items import (
     record_of,
     with_vector,
 )
+from memwire.memory.relevance import judge
 from memwire.memory.snapshot_check import checked_payload, seal
 from memwire.records import Hit, Record
 from memwire.store import (
@@ -694,13 +696,16 @@ class Memory:
                     chosen = self._bank_embedder(name, head)
                     if chosen is not None:
                         vector = encode(chosen[0], chosen[1], [text])[0]
-            rows = state.index.recall(text, count, weights=weights, allow=allow, vector=vector)
+            # With a query vector, every candidate comes back: the rescue compares the dense
+            # stream's first hits with its RESCUE_REFERENCE-th (memory/relevance.py).
+            asked = count if vector is None else max(count, 3 * DEFAULT_DEPTH)
+            rows = state.index.recall(text, asked, weights=weights, allow=allow, vector=vector)
             bank_id = state.bank_id
         self._maybe_snapshot(state)
         if floor is None:
             floor = config.min_score(cfg)  # the bank's relevance floor
-        if floor > 0:
-            rows = [r for r in rows if r[1] >= floor]
+        share = weights[2] / ((weights[0] + weights[1]) + weights[2]) if vector is not None else 0.0
+        rows = judge(rows, floor, share, len(rows) < asked)[:count]
         if not rows:
             return []
         found = self._store.rows_by_ordinal(bank_id, [r[0] for r in rows])

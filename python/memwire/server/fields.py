@@ -374,7 +374,7 @@ FIELDS: tuple[Field, ...] = (
         "drop memories whose fused score is below it, so a query with nothing relevant finds "
         "nothing; fused scores are in [0, 1] (docs/dense.md)",
         ("recall", "reflect"),
-        default_help="no floor",
+        default_help="the bank's min_score, else 0.15; 0 keeps every hit",
         flags=("--min-score",),
         metavar="SCORE",
         low=0,

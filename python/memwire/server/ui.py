@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from memwire.config import DEFAULT_MIN_SCORE
 from memwire.errors import InvalidInputError, NotFoundError
 from memwire.server import ops
 
@@ -133,10 +134,19 @@ def recall_explained(memory: Memory, bank: str, body: object) -> dict[str, Any]:
         config = memory.get_config(bank)
     except NotFoundError:  # no such bank yet: nothing was found either
         config = {}
+    # The floor this recall applied, and where it came from (memory/relevance.py).
+    if f["min_score"] is not None:
+        floor, source = f["min_score"], "this search"
+    elif config.get("min_score") is not None:
+        floor, source = config["min_score"], "the bank's config"
+    else:
+        floor, source = DEFAULT_MIN_SCORE, "the default"
     return {
         "hits": [ops.jsonable(h) for h in hits],
         "min_score": f["min_score"],
         "bank_min_score": config.get("min_score"),
+        "floor": floor,
+        "floor_source": source,
         "fusion_weights": config.get("fusion_weights"),
     }
 

@@ -312,19 +312,24 @@ $("search-form").addEventListener("submit", async (event) => {
 });
 
 function renderHits(result) {
-  const floor = result.min_score ?? result.bank_min_score ?? null;
-  const source = result.min_score != null ? "this search" : "the bank's config";
+  const floor = result.floor ? result.floor : null;
   $("search-info").textContent =
     `${result.hits.length} hit${result.hits.length === 1 ? "" : "s"}` +
-    (floor != null ? `; relevance floor ${floor} (from ${source})` : "; no relevance floor");
+    (floor != null
+      ? `; relevance floor ${floor} (from ${result.floor_source})`
+      : "; no relevance floor");
   const list = $("hits");
   list.replaceChildren();
   // Counts the answers shown, so a reader (a test, a screen reader) knows a new one arrived.
   list.dataset.answers = String(Number(list.dataset.answers || 0) + 1);
   for (const h of result.hits) {
-    const why = floor != null
-      ? `score ${h.score.toFixed(5)} \u2265 floor ${floor}`
-      : "no floor: ranked by fused score";
+    // A hit below the floor was kept by the dense rescue (docs/dense.md, "The relevance floor").
+    const why = floor == null
+      ? "no floor: ranked by fused score"
+      : h.score >= floor
+        ? `score ${h.score.toFixed(5)} \u2265 floor ${floor}`
+        : `score ${h.score.toFixed(5)} < floor ${floor}: kept because its meaning stands out ` +
+          "from the other nearest neighbours (dense rescue)";
     const item = el("li", { "data-id": h.id },
       el("div", null,
         el("span", { class: "score", text: h.score.toFixed(5) }), " ",

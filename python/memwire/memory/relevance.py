@@ -1,0 +1,70 @@
+"""The relevance floor and the dense rescue, applied to the kernel's fused rows (docs/dense.md,
+"The relevance floor"; docs/parity.md, "Fusion", is the normative rule).
+
+The floor drops hits whose fused score is below ``min_score``. A memory that shares no word with
+the query can score at most ``w_dense / W`` (0.29 with the default weights), so a floor that
+silences off-topic queries would also drop every paraphrase only the dense stream finds. The
+rescue keeps those, under a constraint that off-topic queries fail: among the dense stream's
+first :data:`RESCUE_DEPTH`, walking in dense order past the hits that are in a lexical list, a
+hit absent from both lexical lists whose cosine leads the :data:`RESCUE_REFERENCE`-th such hit
+(in dense order) by at least :data:`RESCUE_MARGIN` is kept whatever the floor and placed after
+the first :data:`RESCUE_AT` hits that clear it; the walk stops at the first that does not
+qualify, and there is no rescue among fewer than :data:`RESCUE_CROWD` such hits. A standout
+neighbour is evidence; the best of a flat crowd (what every off-topic query gets) is not.
+
+The rule reads only the kernel's rows, which are bit-identical across kernels, and compares
+binary64 values computed one operation at a time, so both kernels give the same hits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "RESCUE_AT",
+    "RESCUE_CROWD",
+    "RESCUE_DEPTH",
+    "RESCUE_MARGIN",
+    "RESCUE_REFERENCE",
+    "judge",
+]
+
+Row = tuple[int, float, int, int, int]  # ordinal, fused, bm25 rank, overlap rank, dense rank
+
+# Chosen on development data only (docs/dense.md, "The relevance floor").
+RESCUE_DEPTH = 3  # dense ranks a rescue may come from
+RESCUE_AT = 2  # rescued hits follow this many hits that clear the floor (ranks 3-5)
+RESCUE_REFERENCE = 10  # the dense-only hit (in dense order) whose cosine is the crowd's level
+RESCUE_CROWD = 30  # fewer dense-only neighbours than this: no crowd to stand out from
+RESCUE_MARGIN = 0.12  # cosine lead over that level that makes a neighbour a standout
+
+
+def judge(rows: Sequence[Row], floor: float, dense_share: float, complete: bool) -> list[Row]:
+    """``rows`` (the kernel's, best first) with the floor and the rescue applied.
+
+    ``dense_share``: ``w_dense / W`` of the call (0 when the query was not embedded), so that a
+    row in no lexical list has cosine ``fused / dense_share``; ``complete``: ``rows`` holds
+    every candidate of the call (no rescue otherwise).
+    """
+    kept = [r for r in rows if r[1] >= floor]
+    if dense_share <= 0.0 or not complete:
+        return kept
+    # Rows in no lexical list, in dense order: their cosine is fused / dense_share.
+    alone = sorted((r for r in rows if r[4] and not r[2] and not r[3]), key=lambda r: r[4])
+    if len(alone) < RESCUE_CROWD:
+        return kept  # too few neighbours to tell a standout from the crowd
+    level = alone[RESCUE_REFERENCE - 1][1] / dense_share
+    by_rank = {r[4]: r for r in alone}
+    rescued: list[Row] = []
+    for rank in range(1, RESCUE_DEPTH + 1):
+        r = by_rank.get(rank)
+        if r is None:
+            continue  # in a lexical list: ranked by its fused score already
+        if (r[1] / dense_share) - level < RESCUE_MARGIN:
+            break
+        rescued.append(r)
+    if not rescued:
+        return kept
+    saved = {r[0] for r in rescued}
+    kept = [r for r in kept if r[0] not in saved]
+    return kept[:RESCUE_AT] + rescued + kept[RESCUE_AT:]
