@@ -23,12 +23,13 @@ def _seed(db: Path, bank: str = "acme/web") -> None:
         # Transcripts: an earlier session's (injected when relevant) and this session's own
         # (already in the model's context, so never injected back).
         memory.retain(
-            "old transcript about deploying staging",
+            # relevant enough to clear the default relevance floor for the fixture's prompt
+            "old transcript: to deploy the web app to staging, use the blue runner",
             bank=bank,
             tags=["transcript", "session:earlier"],
         )
         memory.retain(
-            "this session transcript about deploying staging",
+            "this session transcript: deploy the web app to staging from the green runner",
             bank=bank,
             tags=["transcript", "session:abc123"],
         )
@@ -65,7 +66,7 @@ def test_prompt_injects_block_in_process(home: Path, repo: Path, transcript: Pat
     assert block.startswith('<memwire-recall bank="acme/web" source="prompt">')
     assert "not instructions" in block
     assert "[2026-09-20] The web app deploys to staging" in block
-    assert "old transcript about deploying staging" in block
+    assert "old transcript: to deploy the web app to staging" in block
     assert "this session transcript" not in block and "marker:" not in block
     audit = (home / "hooks" / "audit" / "abc123.jsonl").read_text().splitlines()
     record = json.loads(audit[-1])
