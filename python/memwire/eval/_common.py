@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import memwire
 from memwire._progress import track as progress
-from memwire.eval.report import Latency
+from memwire.eval.metrics import Summary
+from memwire.eval.report import Latency, Report, file_sha256
 from memwire.memory import Memory
 from memwire.records import Hit
 
@@ -31,3 +34,38 @@ def timed_retain(memory: Memory, latency: Latency, items: list[Any], bank: str) 
 
 def version() -> str:
     return memwire.__version__
+
+
+def recall_config(
+    embedder: str, weights: Sequence[float] | None, min_score: float | None, **more: Any
+) -> dict[str, Any]:
+    """The part of a report's ``config`` every recall benchmark shares, then ``more``."""
+    return {
+        "embedder": embedder,
+        "fusion_weights": list(weights) if weights is not None else "default",
+        "min_score": min_score if min_score is not None else "default",
+        **more,
+    }
+
+
+def new_report(
+    benchmark: str,
+    data: str | Path,
+    backend: str,
+    config: dict[str, Any],
+    rules: dict[str, Summary],
+    latency: Latency,
+    notes: list[str] | None = None,
+) -> Report:
+    """A :class:`Report` with the data's digest and this memwire's version filled in."""
+    return Report(
+        benchmark=benchmark,
+        data=str(data),
+        data_sha256=file_sha256(data),
+        memwire_version=version(),
+        backend=backend,
+        config=config,
+        rules=rules,
+        latency=latency,
+        notes=notes or [],
+    )

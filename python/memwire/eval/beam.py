@@ -20,9 +20,9 @@ from typing import Any
 from memwire._text import MAX_CONTENT_CHARS
 from memwire.embed import Embedder
 from memwire.errors import InvalidInputError
-from memwire.eval._common import progress, timed_recall, version
+from memwire.eval._common import new_report, progress, recall_config, timed_recall
 from memwire.eval.metrics import QueryResult, summarize
-from memwire.eval.report import Latency, Report, file_sha256
+from memwire.eval.report import Latency, Report
 from memwire.memory import Memory
 
 __all__ = ["evaluate_beam"]
@@ -119,19 +119,17 @@ def evaluate_beam(
                     hits = timed_recall(memory, latency, q["question"], bank=bank, limit=limit)
                     ranked = [key_of[h.id] for h in hits if h.id in key_of]
                     results.append(QueryResult(ranked=ranked, gold=gold, group=category))
-    return Report(
-        benchmark="beam",
-        data=str(root),
-        data_sha256=file_sha256(root),
-        memwire_version=version(),
-        backend=backend_used,
-        config={
-            "embedder": memory_embedder,
-            "fusion_weights": list(weights) if weights is not None else "default",
-            "min_score": min_score if min_score is not None else "default",
-            "limit": limit,
-            "memory": "one per message (role: content)",
-        },
-        rules={"message ids": summarize(results, KS)},
-        latency=latency,
+    return new_report(
+        "beam",
+        root,
+        backend_used,
+        recall_config(
+            memory_embedder,
+            weights,
+            min_score,
+            limit=limit,
+            memory="one per message (role: content)",
+        ),
+        {"message ids": summarize(results, KS)},
+        latency,
     )

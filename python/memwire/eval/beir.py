@@ -14,9 +14,15 @@ from pathlib import Path
 from memwire.config import MAX_RECALL_TOKENS
 from memwire.embed import Embedder
 from memwire.errors import InvalidInputError
-from memwire.eval._common import progress, timed_recall, timed_retain, version
+from memwire.eval._common import (
+    new_report,
+    progress,
+    recall_config,
+    timed_recall,
+    timed_retain,
+)
 from memwire.eval.metrics import QueryResult, recall_fraction
-from memwire.eval.report import Latency, Report, file_sha256
+from memwire.eval.report import Latency, Report
 from memwire.memory import Memory
 
 __all__ = ["evaluate_beir"]
@@ -86,20 +92,18 @@ def evaluate_beir(
     summary.metrics["all"]["recall@100"] = sum(
         recall_fraction(r.ranked, r.gold, 100) for r in results
     ) / max(1, n)
-    return Report(
-        benchmark="beir",
-        data=str(root),
-        data_sha256=file_sha256(root),
-        memwire_version=version(),
-        backend=backend_used,
-        config={
-            "embedder": memory_embedder,
-            "fusion_weights": list(weights) if weights is not None else "default",
-            "min_score": min_score if min_score is not None else "default",
-            "split": split,
-            "limit": 100,
-            "memory": "title + text per document",
-        },
-        rules={"graded qrels": summary},
-        latency=latency,
+    return new_report(
+        "beir",
+        root,
+        backend_used,
+        recall_config(
+            memory_embedder,
+            weights,
+            min_score,
+            split=split,
+            limit=100,
+            memory="title + text per document",
+        ),
+        {"graded qrels": summary},
+        latency,
     )

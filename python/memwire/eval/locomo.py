@@ -27,9 +27,9 @@ from typing import Any, NamedTuple
 
 from memwire.embed import Embedder
 from memwire.errors import InvalidInputError
-from memwire.eval._common import progress, timed_recall, version
+from memwire.eval._common import new_report, progress, recall_config, timed_recall
 from memwire.eval.metrics import QueryResult, summarize
-from memwire.eval.report import Latency, Report, file_sha256
+from memwire.eval.report import Latency, Report
 from memwire.memory import Memory
 
 __all__ = ["CATEGORIES", "evaluate_locomo"]
@@ -162,25 +162,23 @@ def evaluate_locomo(
         g: {k: v for k, v in m.items() if k.startswith("served_any")}
         for g, m in served.metrics.items()
     }
-    return Report(
-        benchmark="locomo",
-        data=str(path),
-        data_sha256=file_sha256(path),
-        memwire_version=version(),
-        backend=backend_used,
-        config={
-            "embedder": memory_embedder,
-            "fusion_weights": list(weights) if weights is not None else "default",
-            "min_score": min_score if min_score is not None else "default",
-            "limit": limit,
-            "memory": "one per turn (Memory.retain_conversation)",
-            "context_turns": context_turns,
-            "context_after": context_after,
-            "budget": "bank default",
-        },
-        rules={
+    return new_report(
+        "locomo",
+        path,
+        backend_used,
+        recall_config(
+            memory_embedder,
+            weights,
+            min_score,
+            limit=limit,
+            memory="one per turn (Memory.retain_conversation)",
+            context_turns=context_turns,
+            context_after=context_after,
+            budget="bank default",
+        ),
+        {
             "strict (the evidence turn's own memory)": strict,
             "served (evidence text shown)": served,
         },
-        latency=latency,
+        latency,
     )
