@@ -207,10 +207,12 @@ def test_hooks_prompt_transcript_spool_and_rejected(
     state = (home / "hooks" / "sessions" / "s1.json").read_text(encoding="utf-8")
     assert "last_prompt" in state
     assert leaks(home) == []  # the transcript (the host's file, outside home) holds them all
-    # The exchanges were cut in two, within a few words of their secret's placeholder.
+    # Each reply is a memory whose context holds the user's message before it; that message was
+    # cut in two (redacted whole first), the cut within a few words of its secret's placeholder.
     with Memory(db, backend=backend) as memory:
         rows = memory.memories(bank="default", limit=1000)
-    second = [r for r in rows if r.document_id and r.document_id.endswith(":1")]
-    assert len(second) >= len(BATTERY) * 3 // 4  # a long secret redacted can make it fit
-    near = [r for r in second if "[REDACTED:" in r.content[:200]]
+    replies = [r for r in rows if r.content == "Assistant: noted" and r.context]
+    assert len(replies) == len(BATTERY)
+    halves = [r.context.split("\n") for r in replies if r.context]
+    near = [lines[1] for lines in halves if len(lines) > 2 and "[REDACTED:" in lines[1][:200]]
     assert len(near) >= len(BATTERY) // 2

@@ -215,16 +215,23 @@ def serve(
 
     logging.basicConfig(level=logging.WARNING, format="memwire: %(levelname)s %(message)s")
     from memwire.config import default_tier
-    from memwire.embed import tiers
-    from memwire.embed.minilm import EmbedExtraMissing
     from memwire.errors import InvalidInputError
     from memwire.locations import store_id
 
     try:
         tier = default_tier(embedder)
-        tiers.check_installed(tier)  # refuse now, naming the install command
-    except (EmbedExtraMissing, InvalidInputError) as exc:
+    except InvalidInputError as exc:
         raise ServeRefused(str(exc)) from None
+    if tier == "minilm":
+        # Refuse now, naming the install command; only this tier needs the check, and importing
+        # memwire.embed loads numpy, which /health must not wait for (the Memory is lazy).
+        from memwire.embed import tiers
+        from memwire.embed.minilm import EmbedExtraMissing
+
+        try:
+            tiers.check_installed(tier)
+        except EmbedExtraMissing as exc:
+            raise ServeRefused(str(exc)) from None
     memory = LazyMemory(open_store(default_path() if db is None else db), embedder=tier)
     try:
         server = make_server(
