@@ -441,13 +441,22 @@ def test_ttl_hides_and_sweep_removes_old_memories(mem: Memory) -> None:
     other = mem.retain("old llamas elsewhere", bank="no-ttl", created_at=now - timedelta(days=400))
     assert {h.id for h in mem.recall("llamas")} == {old, new}
     mem.set_config("default", {"ttl_days": 30})
-    assert [h.id for h in mem.recall("llamas")] == [new]
+    # Before any recall meets it (a recall hands the bank to the background sweep, below).
     assert mem.sweep(dry_run=True) == [old]
     assert mem.get(old).id == old
     assert mem.sweep() == [old]
     assert mem.sweep() == []
     with pytest.raises(NotFoundError):
         mem.get(old)
+    assert [h.id for h in mem.recall("llamas")] == [new]
+    # An expired memory is hidden from recall at once, and the recall that met it has the
+    # background thread sweep it.
+    aged = mem.retain("aged fact about llamas", created_at=now - timedelta(days=50))
+    assert [h.id for h in mem.recall("llamas")] == [new]
+    mem._snapshotter.drain()
+    with pytest.raises(NotFoundError):
+        mem.get(aged)
+    assert mem.sweep() == []
     assert mem.get(other).id == other
     assert [h.id for h in mem.recall("llamas", bank="no-ttl")] == [other]
 
