@@ -216,7 +216,7 @@ def main() -> int:
                 memory.retain_many(corpus.texts[: args.n], bank=BANK)
             backend = memory.backend
         load_seconds = round(time.perf_counter() - started, 1)
-        process, port = serve_bench.start_server(db, env)
+        process, port, _ = serve_bench.start_server(db, env)
         try:
             queries = [q.text for q in corpus.queries] or ["memory"]
             report = asyncio.run(_soak(args, port, process.pid, queries))
