@@ -28,7 +28,7 @@ def parse_stored(text: str) -> datetime:
     return datetime.fromisoformat(text[:-1]).replace(tzinfo=timezone.utc)
 
 
-def parse_created_at(value: object) -> datetime:
+def parse_created_at(value: object, what: str = "created_at") -> datetime:
     """``None`` (now), a ``datetime`` (naive means UTC), a ``date`` (midnight UTC), or an ISO
     8601 date or date-time string (``Z`` or an offset allowed; none means UTC)."""
     if value is None:
@@ -40,27 +40,26 @@ def parse_created_at(value: object) -> datetime:
     elif isinstance(value, str):
         text = value.strip()
         if not text:
-            raise InvalidInputError("created_at must not be blank")
+            raise InvalidInputError(f"{what} must not be blank")
         if text[-1:] in ("Z", "z"):
             text = text[:-1] + "+00:00"
         try:
             moment = datetime.fromisoformat(text)
         except ValueError:
             raise InvalidInputError(
-                f"created_at {value!r} is not an ISO 8601 date or date-time "
+                f"{what} {value!r} is not an ISO 8601 date or date-time "
                 "(for example 2024-05-01 or 2024-05-01T09:30:00Z)"
             ) from None
     else:
         raise InvalidInputError(
-            f"created_at must be a datetime, a date or an ISO 8601 string, "
-            f"got {type(value).__name__}"
+            f"{what} must be a datetime, a date or an ISO 8601 string, got {type(value).__name__}"
         )
     if moment.tzinfo is None or moment.utcoffset() is None:
         moment = moment.replace(tzinfo=timezone.utc)
     try:
         return moment.astimezone(timezone.utc)
     except (OverflowError, ValueError):
-        raise InvalidInputError(f"created_at {value!r} is out of range") from None
+        raise InvalidInputError(f"{what} {value!r} is out of range") from None
 
 
 def cutoff(days: float) -> str:

@@ -3,7 +3,9 @@
 - ``recall_max_tokens`` (int >= 1): the default ``budget`` of :meth:`Memory.recall`.
 - ``retain_tags`` (list of str): tags added to every memory retained into the bank.
 - ``ttl_days`` (number > 0): memories whose ``created_at`` is older are hidden from recall and
-  removed by :meth:`Memory.sweep`.
+  removed by :meth:`Memory.sweep` (deleted outright: expiry does not go through the trash).
+- ``trash_days`` (int >= 0; default 30): how long :meth:`Memory.forget` keeps a memory in the
+  trash (restorable) before the background sweep deletes it; 0 makes forget delete at once.
 - ``embedder`` (``"static"``, ``"minilm"`` or ``"none"``; default: the store-wide default,
   :func:`default_tier`): the embedder of the bank's vectors. ``"static"`` is the bundled one,
   ``"minilm"`` all-MiniLM-L6-v2 of the ``[embed]`` extra (setting it without the extra is
@@ -50,6 +52,7 @@ __all__ = [
     "DEFAULT_LOOKUP_RATIO",
     "DEFAULT_MIN_SCORE",
     "DEFAULT_RECALL_TOKENS",
+    "DEFAULT_TRASH_DAYS",
     "EMBEDDER_ENV",
     "EMBEDDER_MODES",
     "EMBEDDER_TIERS",
@@ -69,15 +72,19 @@ __all__ = [
     "recall_budget",
     "retain_tags",
     "to_memory_wire",
+    "trash_days",
     "ttl_days",
 ]
 
 DEFAULT_RECALL_TOKENS = 8000
+DEFAULT_TRASH_DAYS = 30
+MAX_TRASH_DAYS = 100_000
 # The keys that change behaviour, for help texts and schemas.
 ACTING_KEYS = (
     "recall_max_tokens",
     "retain_tags",
     "ttl_days",
+    "trash_days",
     "embedder",
     "fusion_weights",
     "lookup_ratio",
@@ -124,6 +131,14 @@ def _check_ttl(value: object) -> float:
     if not math.isfinite(value) or value <= 0:
         raise InvalidInputError(f"ttl_days must be a finite number above 0, got {value}")
     return float(value) if isinstance(value, float) else value
+
+
+def _check_trash(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(f"trash_days must be an integer, got {type(value).__name__}")
+    if not 0 <= value <= MAX_TRASH_DAYS:
+        raise InvalidInputError(f"trash_days must be between 0 and {MAX_TRASH_DAYS}, got {value}")
+    return value
 
 
 def check_embedder_mode(value: object, what: str = "embedder") -> str:
@@ -218,6 +233,8 @@ def merge_config(
             value = clean_tags(value, "retain_tags")
         elif key == "ttl_days":
             value = _check_ttl(value)
+        elif key == "trash_days":
+            value = _check_trash(value)
         elif key == "embedder":
             value = check_embedder_mode(value)
         elif key == "fusion_weights":
@@ -303,6 +320,14 @@ def ttl_days(config: Mapping[str, Any]) -> float | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
         return float(value)
     return None
+
+
+def trash_days(config: Mapping[str, Any]) -> int:
+    """How many days forget keeps a memory in the trash (0: forget deletes)."""
+    value = config.get("trash_days")
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return DEFAULT_TRASH_DAYS
 
 
 def embedder_mode(config: Mapping[str, Any]) -> str | None:

@@ -35,7 +35,8 @@ class Hit:
 @dataclass(frozen=True)
 class Record:
     """One stored memory, as :meth:`memwire.Memory.get` and :meth:`~memwire.Memory.memories`
-    return it."""
+    return it. ``status`` is ``"live"``, ``"superseded"`` (``superseded_by`` names the memory
+    that replaced it) or ``"trashed"``; ``archived_at`` is when it stopped being live."""
 
     id: str
     bank: str
@@ -45,3 +46,6 @@ class Record:
     created_at: datetime
     retained_at: datetime
     document_id: str | None
+    status: str = "live"
+    superseded_by: str | None = None
+    archived_at: datetime | None = None

@@ -163,8 +163,9 @@ def test_document_replace_swaps_the_revision(mem: Memory) -> None:
     v1 = mem.retain("release checklist version one", document_id="doc-1")
     v2 = mem.retain("release checklist version two", document_id="doc-1")
     assert v1 != v2
-    with pytest.raises(NotFoundError):
-        mem.get(v1)
+    old = mem.get(v1)  # superseded: kept in the history, out of recall and listings
+    assert (old.status, old.superseded_by) == ("superseded", v2)
+    assert [r.id for r in mem.history(v2)] == [v1, v2]
     assert mem.get(v2).document_id == "doc-1"
     hits = mem.recall("release checklist")
     assert [h.id for h in hits] == [v2]
@@ -327,8 +328,8 @@ def test_forget_is_idempotent_and_hides_the_memory(mem: Memory) -> None:
     keep = mem.retain("the wifi router is in the closet")
     assert mem.forget(mid) is True
     assert mem.forget(mid) is False
-    with pytest.raises(NotFoundError):
-        mem.get(mid)
+    assert mem.get(mid).status == "trashed"  # in the trash (trash_days, default 30)
+    assert [r.id for r in mem.memories()] == [keep]
     assert [h.id for h in mem.recall("wifi")] == [keep]
     assert mem.forget(keep, bank="other") is False
     assert mem.get(keep).id == keep

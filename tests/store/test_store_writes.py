@@ -96,7 +96,9 @@ def test_replace_removes_the_old_revision_then_adds_the_new(store: Store) -> Non
     assert result.removed == [2]  # seq 3 removed ordinal 2
     assert list(result.added) == [Addition(4, "v2", None, None)]
     assert (result.first_seq, result.last_seq) == (2, 4)
-    assert store.get(old.id) is None
+    archived = store.get(old.id)  # superseded: in the archive, not live
+    assert archived is not None
+    assert (archived.status, archived.superseded_by) == ("superseded", new.id)
     assert live(store) == [(1, "other"), (4, "v2")]
     changes = store.changes_since(result.bank_id, 2)
     assert changes is not None
@@ -109,7 +111,10 @@ def test_a_replace_within_one_batch_shows_only_the_net_change(store: Store) -> N
     assert result.ids == [v1.id, v2.id]
     # v1 took ordinal 1, its removal seq 2, v2 ordinal 3: only v2 is left to index
     assert (result.added.ordinals, result.removed, result.last_seq) == ([3], [], 3)
-    assert store.get(v1.id) is None
+    assert [(r.id, r.status) for r in store.history(v2.id)] == [
+        (v1.id, "superseded"),
+        (v2.id, "live"),
+    ]
     assert live(store) == [(3, "v2")]
 
 

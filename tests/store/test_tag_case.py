@@ -12,6 +12,8 @@ from pathlib import Path
 import postgres_support
 import pytest
 from memwire import Memory
+from memwire.store.postgres import SCHEMA_VERSION as POSTGRES_SCHEMA
+from memwire.store.sqlite import SCHEMA_VERSION as SQLITE_SCHEMA
 from memwire.store.sqlite import SQLiteStore
 from store_support import StoreFactory
 
@@ -94,7 +96,7 @@ def test_sqlite_migration_folds_old_tags(tmp_path: Path, backend: str, version: 
     with Memory(path, backend=backend) as memory:
         _assert_folded(memory, ids)
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SQLITE_SCHEMA
         tags = sorted(r[0] for r in conn.execute("SELECT tag FROM memory_tags"))
     assert tags == ["deploy", "ops", "social"]
     SQLiteStore(path).close()  # opening again migrates nothing more
@@ -128,4 +130,4 @@ def test_postgres_migration_folds_old_tags(tmp_path: Path, backend: str) -> None
             f"SELECT value FROM {schema}.memwire_meta WHERE key = 'schema_version'"
         ).fetchone()
         tags = sorted(r[0] for r in conn.execute(f"SELECT tag FROM {schema}.memory_tags"))
-    assert version == ("2",) and tags == ["deploy", "ops", "social"]
+    assert version == (str(POSTGRES_SCHEMA),) and tags == ["deploy", "ops", "social"]

@@ -35,6 +35,7 @@ from memwire._text import (
 from memwire.embed import Embedder, check_embedder, encode, tiers
 from memwire.embed.minilm import EmbedExtraMissing
 from memwire.errors import (
+    ConflictError,
     HnswError,
     InvalidInputError,
     MemwireError,
@@ -43,6 +44,7 @@ from memwire.errors import (
     StorageError,
 )
 from memwire.locations import default_path
+from memwire.memory.as_of import as_of_moment, versions_view
 from memwire.memory.background import Snapshotter
 from memwire.memory.bank_state import BankState, Member, fit_vectors, is_lookup
 from memwire.memory.conversation import DEFAULT_AFTER, DEFAULT_BEFORE, conversation_items
@@ -62,9 +64,11 @@ from memwire.memory.relevance import judge
 from memwire.memory.snapshot_check import checked_payload, seal
 from memwire.records import Hit, Record
 from memwire.store import (
+    LIVE,
     Additions,
     BankHead,
     NewMemory,
+    Row,
     Space,
     StagedVector,
     Store,
@@ -101,6 +105,13 @@ def _is_current(state: BankState, head: BankHead) -> bool:
         and index.dim == head.dim
         and state.covers(head.last_seq)
     )
+
+
+def _retagged(first_seq: int, last_seq: int, added: Additions, removed: Sequence[int]) -> bool:
+    """Whether changes from ``first_seq`` to ``last_seq`` may hold a change of tags in place
+    (:meth:`Memory.update`): each addition and removal takes one seq, so a seq neither took
+    is another change (a retag, say; or an addition removed again: a harmless false alarm)."""
+    return last_seq - first_seq > len(added) + len(removed)
 
 
 class Memory:
@@ -312,6 +323,9 @@ class Memory:
                 state.snap_unusable = True  # replaced by the next snapshot (see _snapshot)
         state.index = index if index is not None else self._kernel.BankIndex(dim)
         self._replay(state, reload_on_gap=use_snapshot)
+        if not self._closed and self._store.trash_rows(state.name, 1, 0):
+            # Expired trash is swept at a bank's first load in a process and with its snapshots.
+            self._snapshotter.request(state.name, sweep=True)
 
     def _reload(self, state: BankState, use_snapshot: bool) -> None:
         """Load ``state`` again from the store's current head."""
@@ -351,6 +365,8 @@ class Memory:
                 raise StorageError("the index could not be rebuilt") from None
             return
         state.filters.changed(changes.added.ordinals, changes.removed)
+        if _retagged(state.applied, changes.last_seq, changes.added, changes.removed):
+            state.filters.clear()
         state.applied = changes.last_seq
 
     def _current(self, state: BankState) -> BankHead | None:
@@ -409,6 +425,8 @@ class Memory:
                     if result.added:
                         self._add(state.index, result.added)
                     state.filters.changed(result.added.ordinals, result.removed)
+                    if _retagged(result.first_seq, result.last_seq, result.added, result.removed):
+                        state.filters.clear()
                     state.applied = result.last_seq
                 except InvalidInputError as exc:
                     log.warning("index of bank %r inconsistent (%s); reloading", state.name, exc)
@@ -429,7 +447,8 @@ class Memory:
             or state.applied - state.snap_seq >= max(SNAPSHOT_MIN_CHANGES, len(index) // 10)
         )
         if due or index.dense_graph_needed():
-            self._snapshotter.request(state.name)
+            # Expired trash (and TTL memories) are swept whenever the bank is snapshotted.
+            self._snapshotter.request(state.name, sweep=True)
 
     def _build_graph(self, name: str) -> None:
         """Build bank ``name``'s HNSW graph if its index needs one. The plan (a copy of the
@@ -516,13 +535,17 @@ class Memory:
         created_at: object = None,
         document_id: str | None = None,
         update_mode: str = "replace",
+        supersedes: Iterable[str] = (),
     ) -> str:
         """Store one memory and return its id (durable when this returns).
 
         Byte-identical content already in the bank (among memories without a ``document_id``)
         returns the existing id. With ``document_id`` the retain is an upsert: ``"replace"``
-        swaps the document's previous memory for this one in one transaction, ``"append"``
-        refuses a second memory for the document.
+        supersedes the document's previous memory with this one in one transaction (the old
+        one stays in :meth:`history`), ``"append"`` refuses a second memory for the document.
+        ``supersedes``: ids of live memories of the bank this one replaces, in the same
+        transaction (:class:`NotFoundError` for an unknown id, :class:`ConflictError` for one
+        no longer live; nothing is written then).
         """
         self._check_open()
         name = clean_bank(bank)
@@ -533,6 +556,7 @@ class Memory:
             created_at=created_at,
             document_id=document_id,
             update_mode=update_mode,
+            supersedes=supersedes,
         )
         return self._write(name, [item]).ids[0]
 
@@ -581,15 +605,151 @@ class Memory:
         return self.retain_many(items, bank=bank)
 
     def forget(self, id: str, *, bank: str | None = None) -> bool:
-        """Delete a memory; True if it existed (in ``bank``, when given). Idempotent."""
+        """Move a live memory to the trash (its bank's ``trash_days``, default 30, after which
+        the background sweep deletes it; :meth:`restore` takes it back), or delete it when
+        ``trash_days`` is 0. It leaves recall at once. True if it was live (in ``bank``, when
+        given); idempotent."""
         self._check_open()
         memory_id = check_id(id)
         name = None if bank is None else clean_bank(bank)
-        result = self._store.forget(memory_id, name)
+        row = self._store.get(memory_id)
+        if row is None or row.status != LIVE or (name is not None and row.bank != name):
+            return False
+        keep = config.trash_days(self._store.get_config(row.bank) or {}) > 0
+        result = self._store.forget(memory_id, row.bank, trash=keep)
         if result is None:
             return False
         self._apply(result)
         return True
+
+    # -- history and trash -------------------------------------------------------------------
+
+    def _row(self, memory_id: str, name: str | None) -> Row:
+        """The row of ``memory_id`` in any state (in bank ``name``), or NotFoundError."""
+        row = self._store.get(memory_id)
+        if row is None or (name is not None and row.bank != name):
+            where = "" if name is None else f" in bank {name!r}"
+            raise NotFoundError(f"no memory {memory_id!r}{where}")
+        return row
+
+    def update(
+        self,
+        id: str,
+        *,
+        bank: str | None = None,
+        content: str | None = None,
+        context: str | None = None,
+        tags: Iterable[str] | None = None,
+    ) -> str:
+        """Change a live memory; returns the id of its current version.
+
+        A new ``content`` or ``context`` (``""`` clears it) makes a new memory (new id,
+        ``created_at`` now, the new ``tags`` if given else the old ones, the same document id)
+        that supersedes this one in one transaction; it stays in :meth:`history`. Only new
+        ``tags``: changed in place (same id). Nothing different: nothing is written.
+        :class:`NotFoundError` for an unknown id, :class:`ConflictError` for a memory no longer
+        live (superseded or trashed)."""
+        self._check_open()
+        memory_id = check_id(id)
+        name = None if bank is None else clean_bank(bank)
+        if content is None and context is None and tags is None:
+            raise InvalidInputError("update needs content, context or tags")
+        old = self._row(memory_id, name)
+        if old.status != LIVE:
+            by = f" (superseded by {old.superseded_by!r})" if old.superseded_by else ""
+            raise ConflictError(
+                f"memory {memory_id!r} is {old.status}{by}; update its live version"
+            )
+        new = prepare(
+            old.content if content is None else content,
+            tags=old.tags if tags is None else tags,
+            context=old.context if context is None else context,
+            document_id=old.document_id,
+            supersedes=(memory_id,),
+        )
+        if new.content == old.content and new.context == old.context:
+            wanted = new.tags
+            if tags is not None:
+                extra = config.retain_tags(self._store.get_config(old.bank) or {})
+                wanted = wanted + tuple(t for t in extra if t not in wanted)
+            if tags is None or wanted == old.tags:
+                return memory_id
+            result = self._store.retag(memory_id, old.bank, wanted)
+            if result is None:  # superseded or forgotten meanwhile
+                return self.update(memory_id, bank=bank, tags=tags)
+            self._apply(result)
+            return memory_id
+        return self._write(old.bank, [new]).ids[0]
+
+    def history(self, id: str, *, bank: str | None = None) -> list[Record]:
+        """Every version of the memory ``id`` (the chain of supersessions it belongs to, both
+        ways), oldest first, each with its ``status``; :class:`NotFoundError` if unknown."""
+        self._check_open()
+        memory_id = check_id(id)
+        name = None if bank is None else clean_bank(bank)
+        self._row(memory_id, name)
+        return [record_of(r) for r in self._store.history(memory_id)]
+
+    def trash(self, *, bank: str = "default", limit: int = 50, offset: int = 0) -> list[Record]:
+        """A page of the bank's trashed memories, the most recently trashed first."""
+        self._check_open()
+        name = clean_bank(bank)
+        count = check_int(limit, "limit", 1, MAX_LIST_LIMIT)
+        skip = check_int(offset, "offset", 0, 2**62)
+        return [record_of(r) for r in self._store.trash_rows(name, count, skip)]
+
+    def restore(self, id: str, *, bank: str | None = None) -> str:
+        """Take a memory out of the trash (live again, same id); returns the id.
+        :class:`NotFoundError` when it is not in the trash, :class:`ConflictError` when a live
+        memory has taken its place (its document id, or the same content)."""
+        self._check_open()
+        memory_id = check_id(id)
+        name = None if bank is None else clean_bank(bank)
+        result = self._store.restore(memory_id, name)
+        self._apply(result)
+        return memory_id
+
+    def empty_trash(self, *, bank: str = "default", older_than_days: float | None = None) -> int:
+        """Delete the bank's trashed memories for good (only those trashed more than
+        ``older_than_days`` ago, when given); returns how many."""
+        self._check_open()
+        name = clean_bank(bank)
+        before = None
+        if older_than_days is not None:
+            if (
+                isinstance(older_than_days, bool)
+                or not isinstance(older_than_days, (int, float))
+                or not 0 <= older_than_days < 1e6
+            ):
+                raise InvalidInputError(
+                    f"older_than_days must be a number from 0 to 1e6, got {older_than_days!r}"
+                )
+            before = _dates.cutoff(older_than_days)
+        return len(self._store.empty_trash(name, before))
+
+    def purge(self, id: str, *, bank: str | None = None) -> bool:
+        """Delete one memory for good, in any state: from the live memories, the trash and its
+        history (the chain is relinked past it) and from the bank's index snapshot (every index
+        of the bank is rebuilt from the rows). Its text leaves the store's files at
+        :meth:`vacuum`. True if it existed."""
+        self._check_open()
+        memory_id = check_id(id)
+        name = None if bank is None else clean_bank(bank)
+        row = self._store.get(memory_id)
+        if row is None or (name is not None and row.bank != name):
+            return False
+        state = self._bank(row.bank)
+        with state.lock.write():
+            result = self._store.purge(memory_id, row.bank)
+            state.clear()  # rebuilt from the rows at the next recall, without the purged text
+        return result is not None
+
+    def vacuum(self) -> None:
+        """Compact the store so the text of deleted memories leaves its files (SQLite:
+        checkpoint and VACUUM; PostgreSQL: VACUUM of memwire's tables). Takes time and, on
+        SQLite, room for a copy of the file."""
+        self._check_open()
+        self._store.vacuum()
 
     def delete_bank(self, bank: str) -> bool:
         """Delete a bank with all its memories, config and snapshot; True if it existed."""
@@ -602,12 +762,17 @@ class Memory:
         return existed
 
     def sweep(self, dry_run: bool = False) -> list[str]:
-        """Delete the memories older than their bank's ``ttl_days``; returns their ids (with
-        ``dry_run``, the ids that would be deleted, deleting nothing)."""
+        """Delete the memories older than their bank's ``ttl_days`` (outright: expiry does
+        not go through the trash); returns their ids (with ``dry_run``, the ids that would be
+        deleted, deleting nothing). Trashed memories past ``trash_days`` are deleted too
+        (unless ``dry_run``), as the background sweep does; their ids are not listed."""
         self._check_open()
         removed: list[str] = []
         for name in self._store.bank_names():
-            days = config.ttl_days(self._store.get_config(name) or {})
+            cfg = self._store.get_config(name) or {}
+            if not dry_run:
+                self._store.empty_trash(name, _dates.cutoff(config.trash_days(cfg)))
+            days = config.ttl_days(cfg)
             if days is None:
                 continue
             expired = self._store.expire(name, _dates.cutoff(days), bool(dry_run))
@@ -617,10 +782,13 @@ class Memory:
         return removed
 
     def _sweep_bank(self, name: str) -> None:
-        """The background sweep of one TTL bank (a read first: most calls find nothing)."""
+        """The background sweep of one bank: its trash past ``trash_days``, then, in a TTL
+        bank, its expired memories (a read first: most calls find nothing)."""
         if self._closed:
             return
-        days = config.ttl_days(self._store.get_config(name) or {})
+        cfg = self._store.get_config(name) or {}
+        self._store.empty_trash(name, _dates.cutoff(config.trash_days(cfg)))
+        days = config.ttl_days(cfg)
         if days is None:
             return
         cutoff = _dates.cutoff(days)
@@ -642,6 +810,7 @@ class Memory:
         tags: Iterable[str] | None = None,
         exclude_tags: Iterable[str] | None = None,
         min_score: float | None = None,
+        as_of: object = None,
     ) -> list[Hit]:
         """The memories of ``bank`` most relevant to ``query``, best first.
 
@@ -654,6 +823,10 @@ class Memory:
         the ``fusion_weights``-weighted mean of the memory's BM25 over its most it could score
         for the query's terms, the share of query terms it contains and its cosine with the
         query (docs/dense.md, "Score fusion").
+        ``as_of`` (an aware datetime, naive meaning UTC, or an ISO 8601 string): recall among
+        the memories live at that instant instead (retained by then, not yet superseded or
+        trashed; a restored memory counts as live since it was retained), from an index built
+        for the call: its cost grows with the bank's whole history. A future instant is now.
         """
         self._check_open()
         text = clean_text(query, "query", MAX_QUERY_CHARS)
@@ -664,6 +837,9 @@ class Memory:
             config.recall_budget({}, budget)
         want = clean_tags(tags) if tags is not None else []
         avoid = clean_tags(exclude_tags, "exclude_tags") if exclude_tags is not None else []
+        at = as_of_moment(as_of)
+        if at is not None:
+            return self._recall_as_of(text, name, count, budget, want, avoid, floor, at)
         state = self._bank(name)
         with self._reading(state) as head:
             if head is None or state.index is None or len(state.index) == 0:
@@ -685,36 +861,77 @@ class Memory:
                     member = None
             if allow is not None and not allow:
                 return []
-            weights = config.fusion_weights(cfg)
-            vector: bytes | None = None
-            if weights[2] > 0 and head.embedder is not None and state.index.dim:
-                lexical = weights[0] > 0 or weights[1] > 0
-                ratio = config.lookup_ratio(cfg)
-                if lexical and is_lookup(state.index, text, allow, ratio, member):
-                    weights = (weights[0], weights[1], 0.0)
-                else:
-                    chosen = self._bank_embedder(name, head)
-                    if chosen is not None:
-                        vector = encode(chosen[0], chosen[1], [text])[0]
-            # With a query vector, every candidate comes back: the rescue compares the dense
-            # stream's first hits with its RESCUE_REFERENCE-th (memory/relevance.py).
-            asked = count if vector is None else max(count, 3 * DEFAULT_DEPTH)
-            if vector is None:
-                rows = state.index.recall(text, asked, weights=weights, allow=allow)
-            else:
-                with state.search_lock:  # the graph's search takes one caller at a time
-                    rows = state.index.recall(
-                        text, asked, weights=weights, allow=allow, vector=vector
-                    )
+            rows, asked, share = self._rank(
+                name, head, state.index, text, count, allow, member, state.search_lock
+            )
             bank_id = state.bank_id
         self._maybe_snapshot(state)
+        return self._hits(
+            rows,
+            asked,
+            share,
+            count,
+            floor,
+            head.config,
+            budget,
+            lambda ordinals: self._store.rows_by_ordinal(bank_id, ordinals),
+        )
+
+    def _rank(
+        self,
+        name: str,
+        head: BankHead,
+        index: BankIndex,
+        text: str,
+        count: int,
+        allow: list[int] | None,
+        member: Member | None,
+        search_lock: contextlib.AbstractContextManager[object],
+    ) -> tuple[list[tuple[int, float, int, int, int]], int, float]:
+        """The kernel's ranking of ``index`` for ``text``: its rows, how many were asked for,
+        and the dense stream's share of the weights (0 without a query vector)."""
+        cfg = head.config
+        weights = config.fusion_weights(cfg)
+        vector: bytes | None = None
+        if weights[2] > 0 and head.embedder is not None and index.dim:
+            lexical = weights[0] > 0 or weights[1] > 0
+            ratio = config.lookup_ratio(cfg)
+            if lexical and is_lookup(index, text, allow, ratio, member):
+                weights = (weights[0], weights[1], 0.0)
+            else:
+                chosen = self._bank_embedder(name, head)
+                if chosen is not None:
+                    vector = encode(chosen[0], chosen[1], [text])[0]
+        # With a query vector, every candidate comes back: the rescue compares the dense
+        # stream's first hits with its RESCUE_REFERENCE-th (memory/relevance.py).
+        asked = count if vector is None else max(count, 3 * DEFAULT_DEPTH)
+        if vector is None:
+            rows = index.recall(text, asked, weights=weights, allow=allow)
+        else:
+            with search_lock:  # the graph's search takes one caller at a time
+                rows = index.recall(text, asked, weights=weights, allow=allow, vector=vector)
+        share = weights[2] / ((weights[0] + weights[1]) + weights[2]) if vector is not None else 0.0
+        return rows, asked, share
+
+    def _hits(
+        self,
+        rows: list[tuple[int, float, int, int, int]],
+        asked: int,
+        share: float,
+        count: int,
+        floor: float | None,
+        cfg: Mapping[str, Any],
+        budget: int | None,
+        lookup: Callable[[list[int]], Mapping[int, Row]],
+    ) -> list[Hit]:
+        """The ranked ``rows`` past the relevance floor, as hits within the token budget
+        (``lookup``: the stored rows of ordinals)."""
         if floor is None:
             floor = config.min_score(cfg)  # the bank's relevance floor
-        share = weights[2] / ((weights[0] + weights[1]) + weights[2]) if vector is not None else 0.0
         rows = judge(rows, floor, share, len(rows) < asked)[:count]
         if not rows:
             return []
-        found = self._store.rows_by_ordinal(bank_id, [r[0] for r in rows])
+        found = lookup([r[0] for r in rows])
         ranked = [(r, found[r[0]]) for r in rows if r[0] in found]
         kept = self._kernel.trim_to_budget(
             [row.content for _, row in ranked], config.recall_budget(cfg, budget)
@@ -736,6 +953,48 @@ class Memory:
                 )
             )
         return hits
+
+    def _recall_as_of(
+        self,
+        text: str,
+        name: str,
+        count: int,
+        budget: int | None,
+        want: list[str],
+        avoid: list[str],
+        floor: float | None,
+        at: str,
+    ) -> list[Hit]:
+        """:meth:`recall` among the memories live at ``at``, in an index built for the call
+        from the store's live and archived rows (the bank's live index is not touched)."""
+        head = self._store.head(name)
+        if head is None:
+            return []
+        versions = self._store.versions_at(head.bank_id, at)
+        days = config.ttl_days(head.config)
+        additions, allow, by_ordinal = versions_view(
+            versions, want, avoid, _dates.cutoff(days) if days is not None else None
+        )
+        del versions
+        index = self._kernel.BankIndex(head.dim)
+        if additions:
+            self._add(index, additions)
+        if len(index) == 0 or (allow is not None and not allow):
+            return []
+        member = None if allow is None else set(allow)
+        rows, asked, share = self._rank(
+            name, head, index, text, count, allow, member, contextlib.nullcontext()
+        )
+        return self._hits(
+            rows,
+            asked,
+            share,
+            count,
+            floor,
+            head.config,
+            budget,
+            lambda ordinals: {o: by_ordinal[o] for o in ordinals if o in by_ordinal},
+        )
 
     def reflect(self, query: str, *, bank: str = "default", min_score: float | None = None) -> str:
         """The best memories for ``query`` as one text block, each cited by id and dated

@@ -33,6 +33,7 @@ __all__ = [
     "check_identifier",
     "check_int",
     "check_min_score",
+    "check_supersedes",
     "config_merger",
     "new_id",
     "new_ids",
@@ -44,7 +45,10 @@ __all__ = [
 
 MAX_ID_CHARS = 64
 UPDATE_MODES = ("replace", "append")
-ITEM_KEYS = frozenset(("content", "tags", "context", "created_at", "document_id", "update_mode"))
+ITEM_KEYS = frozenset(
+    ("content", "tags", "context", "created_at", "document_id", "update_mode", "supersedes")
+)
+MAX_SUPERSEDES = 100
 
 
 def new_id() -> str:
@@ -109,7 +113,25 @@ def record_of(row: Row) -> Record:
         created_at=_dates.parse_stored(row.created_at),
         retained_at=_dates.parse_stored(row.retained_at),
         document_id=row.document_id,
+        status=row.status,
+        superseded_by=row.superseded_by,
+        archived_at=_dates.parse_stored(row.archived_at) if row.archived_at else None,
     )
+
+
+def check_supersedes(value: object) -> tuple[str, ...]:
+    """The ids a new memory supersedes: an iterable of ids (not one string)."""
+    if isinstance(value, (str, bytes, Mapping)):
+        raise InvalidInputError("supersedes must be a list of memory ids")
+    try:
+        ids = list(value)  # type: ignore[call-overload]
+    except TypeError:
+        raise InvalidInputError(
+            f"supersedes must be a list of memory ids, got {type(value).__name__}"
+        ) from None
+    if len(ids) > MAX_SUPERSEDES:
+        raise InvalidInputError(f"supersedes lists too many ids (limit {MAX_SUPERSEDES})")
+    return tuple(dict.fromkeys(check_id(i) for i in ids))
 
 
 def prepare(
@@ -123,6 +145,7 @@ def prepare(
     memory_id: str | None = None,
     retained_at: str | None = None,
     now: str | None = None,
+    supersedes: object = (),
 ) -> NewMemory:
     """Validate, normalise and redact one memory; raises InvalidInputError, writes nothing."""
     text = redact(clean_text(content, "content", MAX_CONTENT_CHARS))
@@ -151,6 +174,7 @@ def prepare(
         document_id=doc,
         update_mode=str(update_mode),
         content_hash=hashlib.sha256(text.encode("utf-8")).digest(),
+        supersedes=check_supersedes(supersedes),
     )
 
 
@@ -168,6 +192,7 @@ def with_vector(item: NewMemory, vector: bytes) -> NewMemory:
         item.update_mode,
         item.content_hash,
         vector,
+        item.supersedes,
     )
 
 
@@ -188,6 +213,7 @@ def prepare_item(item: object, now: str, memory_id: str | None = None) -> NewMem
         created_at=item.get("created_at"),
         document_id=item.get("document_id"),
         update_mode=item.get("update_mode", "replace"),
+        supersedes=item.get("supersedes", ()),
         memory_id=memory_id,
         now=now,
     )

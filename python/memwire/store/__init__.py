@@ -13,7 +13,10 @@ import os
 from memwire.errors import InvalidInputError
 from memwire.locations import default_path
 from memwire.store.protocol import (
+    LIVE,
     MAX_ORDINAL,
+    SUPERSEDED,
+    TRASHED,
     Addition,
     Additions,
     Allowed,
@@ -29,13 +32,17 @@ from memwire.store.protocol import (
     Space,
     StagedVector,
     Store,
+    Version,
     WriteResult,
     space_mismatch,
 )
 from memwire.store.reference import ReferenceStore
 
 __all__ = [
+    "LIVE",
     "MAX_ORDINAL",
+    "SUPERSEDED",
+    "TRASHED",
     "Addition",
     "Additions",
     "Allowed",
@@ -52,6 +59,7 @@ __all__ = [
     "Space",
     "StagedVector",
     "Store",
+    "Version",
     "WriteResult",
     "default_path",
     "open_store",

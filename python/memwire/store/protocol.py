@@ -60,6 +60,26 @@ and refuses vectors of any other with :class:`~memwire.errors.InvalidInputError`
 (:func:`space_mismatch`); vectors without a space are refused the same way (:data:`NO_SPACE`),
 before anything is written. Only :meth:`Store.finish_reembed` moves a bank to another space.
 
+History. Superseding and trashing a memory move it from the live memories to the archive
+(``status`` ``"superseded"`` or ``"trashed"``, ``archived_at``, and ``superseded_by`` for a
+supersession), with its vector; for the index that is a logged removal (the next seq), like
+forget. Every read of live memories (``list_rows``, ``iter_rows``, ``stats``, ``allowed``,
+``changes_since``, ``rows_by_ordinal``, dedupe) ignores the archive; :meth:`Store.get` and
+:meth:`Store.history` see both. Ids are unique across both. In :meth:`Store.write`, an item's
+``supersedes`` names live memories of its bank (NotFoundError for an id that is no memory of
+the bank, ConflictError for one archived already; the whole write fails then): dedupe then
+ignores the listed memories (an edit of a memory's context keeps its content), and each listed
+memory other than the one the item resolves to (itself, or the live memory it deduplicates
+into) is archived as superseded by that one, one logged removal each, then the item is added
+(the seq after). A document replace archives the document's previous memory as superseded by
+the new one (its removal, then the addition, as before). :meth:`Store.forget` with ``trash``
+archives as trashed; :meth:`Store.restore` takes a trashed memory back (a new ordinal, the next
+seq: ordinals are never reused); :meth:`Store.empty_trash` and :meth:`Store.purge` delete for
+good. Purge relinks the chain (whatever the purged memory superseded is then superseded by its
+successor) and, since an index keeps the vocabulary of what it removed, drops the bank's
+snapshot and prunes the log at a new seq, so every index sees a gap and rebuilds from the rows.
+A reembed's switch drops the archive's vectors (they belong to the old space).
+
 TTL. :meth:`Store.expire` removes the memories with ``created_at`` before the cutoff (text
 order is time order), in ordinal order, one logged removal each. :meth:`Store.allowed` hides
 them from recall at once, but ignores a cutoff that no memory is older than.
@@ -107,8 +127,11 @@ from memwire._kernel.contract import MAX_ORDINAL
 __all__ = [
     "CLOSED",
     "EXHAUSTED",
+    "LIVE",
     "MAX_ORDINAL",
     "NO_SPACE",
+    "SUPERSEDED",
+    "TRASHED",
     "Addition",
     "Additions",
     "Allowed",
@@ -124,6 +147,7 @@ __all__ = [
     "Space",
     "StagedVector",
     "Store",
+    "Version",
     "WriteResult",
     "document_conflict",
     "reembed_gone",
@@ -132,6 +156,9 @@ __all__ = [
 ]
 
 EXHAUSTED = "the bank has exhausted its ordinals"
+LIVE = "live"
+SUPERSEDED = "superseded"
+TRASHED = "trashed"
 CLOSED = "the store is closed"
 NO_SPACE = "vectors need an embedder space"
 
@@ -158,6 +185,7 @@ class NewMemory:
     update_mode: str  # "replace" or "append"
     content_hash: bytes  # SHA-256 of content: what dedupe compares
     vector: bytes | None = None  # canonical int16 LE, in the space given to Store.write
+    supersedes: tuple[str, ...] = ()  # live memories of the bank this one supersedes
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +201,17 @@ class Row:
     created_at: str
     retained_at: str
     document_id: str | None
+    status: str = LIVE  # LIVE, SUPERSEDED or TRASHED
+    superseded_by: str | None = None  # the memory that superseded this one
+    archived_at: str | None = None  # when it stopped being live (archived rows only)
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """A memory live at some instant (:meth:`Store.versions_at`), with its vector."""
+
+    row: Row
+    vector: bytes | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,9 +427,17 @@ class Store(Protocol):
         items' vectors, recorded as the bank's at its first vector."""
         ...
 
-    def forget(self, memory_id: str, bank: str | None) -> WriteResult | None:
-        """Remove one memory (a logged removal); None when it does not exist (in ``bank``,
-        when given)."""
+    def forget(
+        self, memory_id: str, bank: str | None, *, trash: bool = False
+    ) -> WriteResult | None:
+        """Remove one live memory (a logged removal), to the trash with ``trash``; None when
+        no live memory has that id (in ``bank``, when given)."""
+        ...
+
+    def retag(self, memory_id: str, bank: str, tags: Sequence[str]) -> WriteResult | None:
+        """Replace a live memory's tags in place (same id and ordinal), as a change of its
+        own: the next seq, with nothing added or removed (an index has no tags; a tag filter
+        kept beside one is rebuilt). None when no live memory of ``bank`` has that id."""
         ...
 
     def expire(self, bank: str, cutoff: str, dry_run: bool) -> Expired:
@@ -398,8 +445,46 @@ class Store(Protocol):
         ``dry_run``, only find them)."""
         ...
 
+    # -- history and trash (the module's "History") ----------------------------------------
+    def restore(self, memory_id: str, bank: str | None) -> WriteResult:
+        """Make a trashed memory live again (same id, the next seq as its new ordinal);
+        NotFoundError when it is not in the trash (of ``bank``), ConflictError when a live
+        memory of the bank has its document id or its content."""
+        ...
+
+    def empty_trash(self, bank: str, before: str | None) -> list[str]:
+        """Hard-delete the bank's trashed memories (archived before ``before``, when given);
+        their ids."""
+        ...
+
+    def purge(self, memory_id: str, bank: str | None) -> WriteResult | None:
+        """Hard-delete one memory in any state, relink its history past it, drop the bank's
+        snapshot and log a gap (the next seq, pruned) so every index rebuilds from the rows;
+        None when there is no such memory (in ``bank``)."""
+        ...
+
+    def history(self, memory_id: str) -> list[Row]:
+        """Every version of the chain ``memory_id`` belongs to, oldest ``retained_at`` first
+        (then by id); [] when there is no such memory."""
+        ...
+
+    def trash_rows(self, bank: str, limit: int, offset: int) -> list[Row]:
+        """A page of the bank's trash, newest ``archived_at`` first (then by id)."""
+        ...
+
+    def versions_at(self, bank_id: int, at: str) -> list[Version]:
+        """The memories live at ``at``: live ones retained at or before it and archived ones
+        retained at or before it and archived after it, by ordinal."""
+        ...
+
+    def vacuum(self) -> None:
+        """Compact the store so the bytes of deleted rows leave its files."""
+        ...
+
     # -- reads -------------------------------------------------------------------------------
-    def get(self, memory_id: str) -> Row | None: ...
+    def get(self, memory_id: str) -> Row | None:
+        """The memory ``memory_id``, live or archived (with its status)."""
+        ...
 
     def rows_by_ordinal(self, bank_id: int, ordinals: Sequence[int]) -> dict[int, Row]:
         """The live memories among ``ordinals`` (others are left out), by ordinal."""

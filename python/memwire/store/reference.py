@@ -24,12 +24,17 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memwire._dates import format_utc, now_utc
 from memwire.errors import ConflictError, InvalidInputError, NotFoundError, StorageError
+from memwire.store.history import check_supersedes, restore_conflict, walk_chain
 from memwire.store.protocol import (
     CLOSED,
     EXHAUSTED,
+    LIVE,
     MAX_ORDINAL,
     NO_SPACE,
+    SUPERSEDED,
+    TRASHED,
     Addition,
     Additions,
     Allowed,
@@ -44,6 +49,7 @@ from memwire.store.protocol import (
     Snapshot,
     Space,
     StagedVector,
+    Version,
     WriteResult,
     document_conflict,
     reembed_gone,
@@ -81,6 +87,7 @@ class _Bank:
     by_hash: dict[bytes, int] = field(default_factory=dict)  # memories without a document id
     by_document: dict[str, int] = field(default_factory=dict)
     removals: list[tuple[int, int]] = field(default_factory=list)  # (seq, ordinal), by seq
+    archive: dict[str, _Memory] = field(default_factory=dict)  # superseded and trashed, by id
     snapshot: tuple[int, str, bytes] | None = None  # (seq, shell, data)
     reembed: _Reembed | None = None
 
@@ -93,6 +100,7 @@ class _Bank:
             by_hash=dict(self.by_hash),
             by_document=dict(self.by_document),
             removals=list(self.removals),
+            archive=dict(self.archive),
         )
 
     def since(self, seq: int) -> Additions:
@@ -103,8 +111,10 @@ class _Bank:
             if o > seq
         )
 
-    def remove(self, ordinal: int) -> None:
-        """Remove a live memory as the next change."""
+    def remove(
+        self, ordinal: int, status: str | None = None, by: str | None = None, at: str = ""
+    ) -> None:
+        """Remove a live memory as the next change; with ``status``, into the archive."""
         gone = self.rows.pop(ordinal)
         del self.by_id[gone.row.id]
         if gone.row.document_id is None:
@@ -113,16 +123,16 @@ class _Bank:
             del self.by_document[gone.row.document_id]
         self.last_seq += 1
         self.removals.append((self.last_seq, ordinal))
+        if status is not None:
+            row = dataclasses.replace(gone.row, status=status, superseded_by=by, archived_at=at)
+            self.archive[row.id] = dataclasses.replace(gone, row=row)
 
     def add(self, item: NewMemory, tags: tuple[str, ...]) -> None:
         """Add a memory as the next change: its seq is its ordinal."""
-        ordinal = self.last_seq + 1
-        if ordinal > MAX_ORDINAL:
-            raise StorageError(EXHAUSTED)
         row = Row(
             item.id,
             self.name,
-            ordinal,
+            0,
             item.content,
             item.context,
             tags,
@@ -130,13 +140,40 @@ class _Bank:
             item.retained_at,
             item.document_id,
         )
-        self.rows[ordinal] = _Memory(row, item.content_hash, item.vector)
-        self.by_id[item.id] = ordinal
-        if item.document_id is None:
-            self.by_hash[item.content_hash] = ordinal
+        self.insert(_Memory(row, item.content_hash, item.vector))
+
+    def insert(self, memory: _Memory) -> None:
+        """Make ``memory`` live as the next change: its seq is its ordinal."""
+        ordinal = self.last_seq + 1
+        if ordinal > MAX_ORDINAL:
+            raise StorageError(EXHAUSTED)
+        row = dataclasses.replace(
+            memory.row, ordinal=ordinal, status=LIVE, superseded_by=None, archived_at=None
+        )
+        self.rows[ordinal] = dataclasses.replace(memory, row=row)
+        self.by_id[row.id] = ordinal
+        if row.document_id is None:
+            self.by_hash[memory.content_hash] = ordinal
         else:
-            self.by_document[item.document_id] = ordinal
+            self.by_document[row.document_id] = ordinal
         self.last_seq = ordinal
+
+    def live_clash(self, memory: _Memory) -> str | None:
+        """The id of a live memory that ``memory`` cannot be live beside (its document's, or
+        one of the same content among memories without a document id)."""
+        if memory.row.document_id is not None:
+            found = self.by_document.get(memory.row.document_id)
+        else:
+            found = self.by_hash.get(memory.content_hash)
+        return None if found is None else self.rows[found].row.id
+
+    def unlink(self, memory_id: str, successor: str | None) -> None:
+        """Delete ``memory_id`` from the archive and relink what it superseded past it."""
+        self.archive.pop(memory_id, None)
+        for key, old in list(self.archive.items()):
+            if old.row.superseded_by == memory_id:
+                row = dataclasses.replace(old.row, superseded_by=successor)
+                self.archive[key] = dataclasses.replace(old, row=row)
 
 
 class ReferenceStore:
@@ -187,9 +224,23 @@ class ReferenceStore:
 
     def _holds(self, memory_id: str, draft: _Bank) -> bool:
         """Whether the store, with ``draft`` in place of its bank, has a memory ``memory_id``."""
-        return memory_id in draft.by_id or any(
-            memory_id in b.by_id for name, b in self._banks.items() if name != draft.name
-        )
+        return self._find(memory_id, draft) is not None
+
+    def _find(self, memory_id: str, draft: _Bank | None = None) -> Row | None:
+        """The row of ``memory_id``, live or archived, in any bank (``draft`` in place of its
+        bank)."""
+        for found in self._banks.values():
+            if draft is not None and found.name == draft.name:
+                found = draft
+            ordinal = found.by_id.get(memory_id)
+            if ordinal is not None:
+                return found.rows[ordinal].row
+            if memory_id in found.archive:
+                return found.archive[memory_id].row
+        if draft is not None and draft.name not in self._banks:
+            ordinal = draft.by_id.get(memory_id)
+            return None if ordinal is None else draft.rows[ordinal].row
+        return None
 
     # -- banks -------------------------------------------------------------------------------
 
@@ -263,23 +314,38 @@ class ReferenceStore:
                 if imported and self._holds(item.id, draft):
                     ids.append(item.id)
                     continue
+                check_supersedes(bank, item.supersedes, lambda i: self._find(i, draft))
+                resolved: str | None = None  # the live memory the item is a duplicate of
+                replaced: int | None = None  # its document's memory, which it replaces
                 if item.document_id is None:
                     same = draft.by_hash.get(item.content_hash)
-                    if same is not None:
-                        ids.append(draft.rows[same].row.id)
-                        continue
+                    if same is not None and draft.rows[same].row.id not in item.supersedes:
+                        resolved = draft.rows[same].row.id
                 else:
                     prev = draft.by_document.get(item.document_id)
                     if prev is not None:
                         old = draft.rows[prev]
-                        if old.content_hash == item.content_hash:
-                            ids.append(old.row.id)
-                            continue
-                        if item.update_mode == "append":
+                        if (
+                            old.content_hash == item.content_hash
+                            and old.row.id not in item.supersedes
+                        ):
+                            resolved = old.row.id
+                        elif item.update_mode == "append":
                             raise ConflictError(document_conflict(bank, item.document_id))
-                        draft.remove(prev)
-                        if prev <= first_seq:
-                            removed.append(prev)
+                        else:
+                            replaced = prev
+                target = resolved or item.id
+                victims = [] if replaced is None else [replaced]
+                victims.extend(
+                    draft.by_id[i] for i in dict.fromkeys(item.supersedes) if i != target
+                )
+                for ordinal in dict.fromkeys(victims):
+                    draft.remove(ordinal, SUPERSEDED, target, item.retained_at)
+                    if ordinal <= first_seq:
+                        removed.append(ordinal)
+                if resolved is not None:
+                    ids.append(resolved)
+                    continue
                 if self._holds(item.id, draft):
                     raise StorageError("a memory could not be stored")
                 tags = item.tags + tuple(t for t in extra if t not in item.tags)
@@ -290,7 +356,9 @@ class ReferenceStore:
             dim = draft.space.dim if draft.space is not None else 0
             return WriteResult(bank, draft.id, ids, added, removed, first_seq, draft.last_seq, dim)
 
-    def forget(self, memory_id: str, bank: str | None) -> WriteResult | None:
+    def forget(
+        self, memory_id: str, bank: str | None, *, trash: bool = False
+    ) -> WriteResult | None:
         with self._lock:
             self._open()
             for found in self._banks.values():
@@ -299,8 +367,28 @@ class ReferenceStore:
                     continue
                 if bank is not None and found.name != bank:
                     return None
-                return self._remove(found, [ordinal])
+                return self._remove(found, [ordinal], TRASHED if trash else None)
             return None
+
+    def retag(self, memory_id: str, bank: str, tags: Sequence[str]) -> WriteResult | None:
+        with self._lock:
+            found = self._named(bank)
+            ordinal = None if found is None else found.by_id.get(memory_id)
+            if found is None or ordinal is None:
+                return None
+            memory = found.rows[ordinal]
+            row = dataclasses.replace(memory.row, tags=tuple(tags))
+            found.rows[ordinal] = dataclasses.replace(memory, row=row)
+            found.last_seq += 1
+            return WriteResult(
+                bank,
+                found.id,
+                [memory_id],
+                Additions.of(()),
+                [],
+                found.last_seq - 1,
+                found.last_seq,
+            )
 
     def expire(self, bank: str, cutoff: str, dry_run: bool) -> Expired:
         with self._lock:
@@ -314,25 +402,131 @@ class ReferenceStore:
             return Expired(ids, self._remove(found, victims))
 
     @staticmethod
-    def _remove(found: _Bank, ordinals: list[int]) -> WriteResult:
+    def _remove(found: _Bank, ordinals: list[int], status: str | None = None) -> WriteResult:
         first_seq = found.last_seq
         ids = [found.rows[o].row.id for o in ordinals]
+        at = format_utc(now_utc())
         for ordinal in ordinals:
-            found.remove(ordinal)
+            found.remove(ordinal, status, None, at)
         return WriteResult(
             found.name, found.id, ids, Additions.of(()), ordinals, first_seq, found.last_seq
         )
+
+    # -- history and trash -------------------------------------------------------------------
+
+    def _archived(self, memory_id: str, bank: str | None) -> _Bank | None:
+        """The bank whose archive holds ``memory_id`` (in ``bank``, when given)."""
+        for found in self._banks.values():
+            if memory_id in found.archive:
+                return found if bank is None or found.name == bank else None
+        return None
+
+    def restore(self, memory_id: str, bank: str | None) -> WriteResult:
+        with self._lock:
+            self._open()
+            found = self._archived(memory_id, bank)
+            memory = None if found is None else found.archive[memory_id]
+            if found is None or memory is None or memory.row.status != TRASHED:
+                raise NotFoundError(f"no memory {memory_id!r} in the trash")
+            clash = found.live_clash(memory)
+            if clash is not None:
+                raise ConflictError(restore_conflict(memory_id, clash))
+            first_seq = found.last_seq
+            found.insert(memory)
+            del found.archive[memory_id]
+            added = found.since(first_seq)
+            return WriteResult(
+                found.name, found.id, [memory_id], added, [], first_seq, found.last_seq
+            )
+
+    def empty_trash(self, bank: str, before: str | None) -> list[str]:
+        with self._lock:
+            found = self._named(bank)
+            if found is None:
+                return []
+            gone = [
+                m.row.id
+                for m in found.archive.values()
+                if m.row.status == TRASHED
+                and (before is None or (m.row.archived_at or "") < before)
+            ]
+            for memory_id in gone:
+                found.unlink(memory_id, found.archive[memory_id].row.superseded_by)
+            return gone
+
+    def purge(self, memory_id: str, bank: str | None) -> WriteResult | None:
+        with self._lock:
+            row = self._find(memory_id)
+            if row is None or (bank is not None and row.bank != bank):
+                return None
+            found = self._banks[row.bank]
+            first_seq = found.last_seq
+            removed: list[int] = []
+            if row.status == LIVE:
+                found.remove(row.ordinal)
+                removed.append(row.ordinal)
+            found.unlink(memory_id, row.superseded_by)
+            # A gap: every index rebuilds from the rows, dropping the purged text's vocabulary.
+            found.last_seq = found.pruned_seq = found.last_seq + 1
+            found.removals = []
+            found.snapshot = None
+            return WriteResult(
+                found.name,
+                found.id,
+                [memory_id],
+                Additions.of(()),
+                removed,
+                first_seq,
+                found.last_seq,
+            )
+
+    def history(self, memory_id: str) -> list[Row]:
+        with self._lock:
+            self._open()
+            start = self._find(memory_id)
+            if start is None:
+                return []
+            archive = [m.row for m in self._banks[start.bank].archive.values()]
+            return walk_chain(
+                start,
+                self._find,
+                lambda ids: [r for r in archive if r.superseded_by in ids],
+            )
+
+    def trash_rows(self, bank: str, limit: int, offset: int) -> list[Row]:
+        with self._lock:
+            found = self._named(bank)
+            if found is None:
+                return []
+            rows = [m.row for m in found.archive.values() if m.row.status == TRASHED]
+        rows.sort(key=lambda r: (r.archived_at or "", r.id), reverse=True)
+        return rows[offset : offset + limit]
+
+    def versions_at(self, bank_id: int, at: str) -> list[Version]:
+        with self._lock:
+            found = self._by_id(bank_id)
+            if found is None:
+                return []
+            live = [m for m in found.rows.values() if m.row.retained_at <= at]
+            gone = [
+                m
+                for m in found.archive.values()
+                if m.row.retained_at <= at < (m.row.archived_at or "")
+            ]
+        return [
+            Version(m.row, m.vector) for m in sorted([*live, *gone], key=lambda m: m.row.ordinal)
+        ]
+
+    def vacuum(self) -> None:
+        with self._lock:
+            self._open()  # nothing is kept after it is deleted
 
     # -- reads -------------------------------------------------------------------------------
 
     def get(self, memory_id: str) -> Row | None:
         with self._lock:
             self._open()
-            for found in self._banks.values():
-                ordinal = found.by_id.get(memory_id)
-                if ordinal is not None:
-                    return found.rows[ordinal].row
-            return None
+            return self._find(memory_id)
 
     def rows_by_ordinal(self, bank_id: int, ordinals: Sequence[int]) -> dict[int, Row]:
         with self._lock:
@@ -494,6 +688,9 @@ class ReferenceStore:
             found.rows = {
                 o: dataclasses.replace(m, vector=reembed.staged.get(o))
                 for o, m in found.rows.items()
+            }
+            found.archive = {
+                k: dataclasses.replace(m, vector=None) for k, m in found.archive.items()
             }
             found.space = reembed.space
             found.last_seq = found.pruned_seq = seq

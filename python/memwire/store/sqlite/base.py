@@ -20,6 +20,7 @@ from typing import TypeVar
 
 from memwire.errors import MemwireError, StorageError, StorageFullError
 from memwire.private_files import private_dir, private_file
+from memwire.store.archive_sql import ARCHIVE_TABLE
 from memwire.store.protocol import CLOSED, MAX_ORDINAL
 from memwire.store.tag_case import fold_stored_tags
 
@@ -34,7 +35,7 @@ __all__ = [
 
 log = logging.getLogger("memwire.store")
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_S = 10.0
 RETRY_DEADLINE_S = 120.0
 MAX_IDLE_READERS = 4  # read connections kept open between reads
@@ -112,6 +113,9 @@ CREATE TABLE IF NOT EXISTS staged_vectors (
     PRIMARY KEY (bank_id, ordinal)
 ) WITHOUT ROWID;
 """
+
+# Version 4: superseded and trashed memories (issue 17; memwire.store.archive_sql).
+_SCHEMA_4 = ARCHIVE_TABLE.format(text="TEXT", int="INTEGER", content="TEXT", blob="BLOB")
 
 BLOB_CHUNK = 4 << 20
 
@@ -245,12 +249,13 @@ class SQLiteBase:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version < SCHEMA_VERSION:
                 # 0: a new file; 1: add the reembed tables (nothing else changed); 1-2:
-                # casefold the stored tags (version 3: tags are case-insensitive).
-                script = (_SCHEMA if version == 0 else "") + _SCHEMA_2
+                # casefold the stored tags (version 3: tags are case-insensitive); 1-3: add
+                # the archive (version 4: history and trash). Every table is IF NOT EXISTS.
+                script = (_SCHEMA if version == 0 else "") + _SCHEMA_2 + ";" + _SCHEMA_4
                 for statement in script.split(";"):
                     if statement.strip():
                         conn.execute(statement)
-                if version > 0:
+                if 0 < version < 3:
                     fold_stored_tags(conn, "?")
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             conn.execute("COMMIT")

@@ -20,10 +20,14 @@ from typing import Any
 
 from memwire._dates import format_utc, now_utc
 from memwire.errors import ConflictError, InvalidInputError, StorageError
+from memwire.store import archive_sql
+from memwire.store.history import check_supersedes
 from memwire.store.protocol import (
     EXHAUSTED,
     MAX_ORDINAL,
     NO_SPACE,
+    SUPERSEDED,
+    TRASHED,
     Additions,
     Allowed,
     BankHead,
@@ -37,6 +41,8 @@ from memwire.store.protocol import (
     document_conflict,
     space_mismatch,
 )
+from memwire.store.sqlite.archive import ROW_COLUMNS as _ROW_COLUMNS
+from memwire.store.sqlite.archive import ArchiveTables, delete_row, to_row
 from memwire.store.sqlite.base import SCHEMA_VERSION
 from memwire.store.sqlite.group import GroupCommit
 from memwire.store.sqlite.reembed import ReembedTables
@@ -48,27 +54,10 @@ log = logging.getLogger("memwire.store")
 
 _CHUNK = 500  # bound parameters per IN (...) query
 
-_ROW_COLUMNS = (
-    "m.id, b.name, m.ordinal, m.content, m.context, m.tags, m.created_at, m.retained_at, "
-    "m.document_id"
-)
+_row = to_row
 
 
-def _row(values: Sequence[Any]) -> Row:
-    return Row(
-        id=values[0],
-        bank=values[1],
-        ordinal=values[2],
-        content=values[3],
-        context=values[4],
-        tags=tuple(json.loads(values[5])),
-        created_at=values[6],
-        retained_at=values[7],
-        document_id=values[8],
-    )
-
-
-class SQLiteStore(SnapshotTables, ReembedTables):
+class SQLiteStore(SnapshotTables, ReembedTables, ArchiveTables):
     """The SQLite implementation of :class:`memwire.store.Store`: banks, memories and the change
     log here; the connection in :class:`~memwire.store.sqlite.base.SQLiteBase`, snapshots and
     re-encoding in their own modules. Writes from many threads share transactions
@@ -117,6 +106,7 @@ class SQLiteStore(SnapshotTables, ReembedTables):
             bank_id = found[0]
             for table in (
                 "memories",
+                "archive",
                 "memory_tags",
                 "removals",
                 "snapshots",
@@ -149,19 +139,7 @@ class SQLiteStore(SnapshotTables, ReembedTables):
 
     # -- writes ------------------------------------------------------------------------------
 
-    @staticmethod
-    def _delete_row(
-        conn: sqlite3.Connection, bank_id: int, ordinal: int, tags_json: str, seq: int
-    ) -> None:
-        conn.execute("DELETE FROM memories WHERE bank_id = ? AND ordinal = ?", (bank_id, ordinal))
-        conn.executemany(
-            "DELETE FROM memory_tags WHERE bank_id = ? AND tag = ? AND ordinal = ?",
-            [(bank_id, tag, ordinal) for tag in json.loads(tags_json)],
-        )
-        conn.execute(
-            "INSERT INTO removals (bank_id, seq, ordinal) VALUES (?, ?, ?)",
-            (bank_id, seq, ordinal),
-        )
+    _delete_row = staticmethod(delete_row)
 
     def write(
         self,
@@ -179,7 +157,9 @@ class SQLiteStore(SnapshotTables, ReembedTables):
             bank_id, first_seq, raw_config = self._ensure_bank(conn, bank)
             dim = self._check_space(conn, bank, bank_id, space, items)
             extra = config_tags(json.loads(raw_config)) if config_tags is not None else []
-            if not imported and all(item.document_id is None for item in items):
+            if not imported and all(
+                item.document_id is None and not item.supersedes for item in items
+            ):
                 return self._write_plain(conn, bank, bank_id, first_seq, dim, items, extra)
             seq = first_seq
             ids: list[str] = []
@@ -188,12 +168,14 @@ class SQLiteStore(SnapshotTables, ReembedTables):
             dropped: set[int] = set()  # ordinals this write added, then replaced
             execute = conn.execute
             for item in items:
-                if (
-                    imported
-                    and execute("SELECT 1 FROM memories WHERE id = ?", (item.id,)).fetchone()
-                ):
+                if imported and archive_sql.any_row(conn, "?", item.id, to_row) is not None:
                     ids.append(item.id)  # an import of a memory already here
                     continue
+                check_supersedes(
+                    bank, item.supersedes, lambda i: archive_sql.any_row(conn, "?", i, to_row)
+                )
+                resolved: str | None = None  # the live memory the item is a duplicate of
+                victims: list[tuple[int, str]] = []  # (ordinal, tags) of memories it supersedes
                 if item.document_id is not None:
                     prev = execute(
                         "SELECT id, ordinal, content_hash, tags FROM memories "
@@ -201,17 +183,39 @@ class SQLiteStore(SnapshotTables, ReembedTables):
                         (bank_id, item.document_id),
                     ).fetchone()
                     if prev is not None:
-                        if prev[2] == item.content_hash:
-                            ids.append(prev[0])
-                            continue
-                        if item.update_mode == "append":
+                        if prev[2] == item.content_hash and prev[0] not in item.supersedes:
+                            resolved = prev[0]
+                        elif item.update_mode == "append":
                             raise ConflictError(document_conflict(bank, item.document_id))
-                        seq += 1
-                        self._delete_row(conn, bank_id, prev[1], prev[3], seq)
-                        if prev[1] > first_seq:
-                            dropped.add(prev[1])
                         else:
-                            removed.append(prev[1])
+                            victims.append((prev[1], prev[3]))
+                elif item.supersedes:
+                    same = execute(
+                        "SELECT id FROM memories WHERE bank_id = ? AND document_id IS NULL "
+                        "AND content_hash = ?",
+                        (bank_id, item.content_hash),
+                    ).fetchone()
+                    if same is not None and same[0] not in item.supersedes:
+                        resolved = same[0]
+                target = resolved or item.id
+                for memory_id in item.supersedes:
+                    if memory_id != target:
+                        found = execute(
+                            "SELECT ordinal, tags FROM memories WHERE id = ?", (memory_id,)
+                        ).fetchone()
+                        if found is not None and found[0] not in (v[0] for v in victims):
+                            victims.append((found[0], found[1]))
+                for ordinal, tags_json in victims:
+                    seq += 1
+                    archived = (SUPERSEDED, target, item.retained_at)
+                    self._delete_row(conn, bank_id, ordinal, tags_json, seq, archived)
+                    if ordinal > first_seq:
+                        dropped.add(ordinal)
+                    else:
+                        removed.append(ordinal)
+                if resolved is not None:
+                    ids.append(resolved)
+                    continue
                 tags = list(item.tags)
                 for tag in extra:
                     if tag not in tags:
@@ -378,12 +382,13 @@ class SQLiteStore(SnapshotTables, ReembedTables):
         bank_id: int,
         first_seq: int,
         victims: Sequence[tuple[str, int, str]],
+        archived: tuple[str, str | None, str] | None = None,
     ) -> WriteResult:
         seq = first_seq
         removed: list[int] = []
         for _id, ordinal, tags_json in victims:
             seq += 1
-            self._delete_row(conn, bank_id, ordinal, tags_json, seq)
+            self._delete_row(conn, bank_id, ordinal, tags_json, seq, archived)
             removed.append(ordinal)
         if seq != first_seq:
             conn.execute("UPDATE banks SET last_seq = ? WHERE id = ?", (seq, bank_id))
@@ -391,7 +396,9 @@ class SQLiteStore(SnapshotTables, ReembedTables):
             bank, bank_id, [v[0] for v in victims], Additions.from_rows([]), removed, first_seq, seq
         )
 
-    def forget(self, memory_id: str, bank: str | None) -> WriteResult | None:
+    def forget(
+        self, memory_id: str, bank: str | None, *, trash: bool = False
+    ) -> WriteResult | None:
         def tx(conn: sqlite3.Connection) -> WriteResult | None:
             found = conn.execute(
                 "SELECT m.ordinal, m.tags, b.id, b.name, b.last_seq FROM memories m "
@@ -401,11 +408,42 @@ class SQLiteStore(SnapshotTables, ReembedTables):
             if found is None or (bank is not None and found[3] != bank):
                 return None
             ordinal, tags_json, bank_id, name, last_seq = found
+            archived = (TRASHED, None, format_utc(now_utc())) if trash else None
             return self._remove_where(
-                conn, name, bank_id, last_seq, [(memory_id, ordinal, tags_json)]
+                conn, name, bank_id, last_seq, [(memory_id, ordinal, tags_json)], archived
             )
 
         return self._write(tx, "forget")
+
+    def retag(self, memory_id: str, bank: str, tags: Sequence[str]) -> WriteResult | None:
+        def tx(conn: sqlite3.Connection) -> WriteResult | None:
+            found = conn.execute(
+                "SELECT m.ordinal, m.tags, b.id, b.last_seq FROM memories m "
+                "JOIN banks b ON b.id = m.bank_id WHERE m.id = ? AND b.name = ?",
+                (memory_id, bank),
+            ).fetchone()
+            if found is None:
+                return None
+            ordinal, old, bank_id, first_seq = found
+            conn.executemany(
+                "DELETE FROM memory_tags WHERE bank_id = ? AND tag = ? AND ordinal = ?",
+                [(bank_id, tag, ordinal) for tag in json.loads(old)],
+            )
+            conn.executemany(
+                "INSERT INTO memory_tags (bank_id, tag, ordinal) VALUES (?, ?, ?)",
+                [(bank_id, tag, ordinal) for tag in tags],
+            )
+            conn.execute(
+                "UPDATE memories SET tags = ? WHERE id = ?",
+                (json.dumps(list(tags), ensure_ascii=False), memory_id),
+            )
+            seq = first_seq + 1
+            conn.execute("UPDATE banks SET last_seq = ? WHERE id = ?", (seq, bank_id))
+            return WriteResult(
+                bank, bank_id, [memory_id], Additions.from_rows([]), [], first_seq, seq
+            )
+
+        return self._write(tx, "update")
 
     def expire(self, bank: str, cutoff: str, dry_run: bool) -> Expired:
         def victims(conn: sqlite3.Connection) -> tuple[int, int, list[tuple[str, int, str]]] | None:
@@ -435,15 +473,7 @@ class SQLiteStore(SnapshotTables, ReembedTables):
     # -- reads -------------------------------------------------------------------------------
 
     def get(self, memory_id: str) -> Row | None:
-        found = self._query(
-            lambda conn: conn.execute(
-                f"SELECT {_ROW_COLUMNS} FROM memories m JOIN banks b ON b.id = m.bank_id "
-                "WHERE m.id = ?",
-                (memory_id,),
-            ).fetchone(),
-            "read",
-        )
-        return None if found is None else _row(found)
+        return self._read(lambda conn: archive_sql.any_row(conn, "?", memory_id, to_row), "read")
 
     def rows_by_ordinal(self, bank_id: int, ordinals: Sequence[int]) -> dict[int, Row]:
         def read(conn: sqlite3.Connection) -> dict[int, Row]:
