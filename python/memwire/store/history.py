@@ -8,7 +8,15 @@ from collections.abc import Callable, Iterable, Sequence
 from memwire.errors import ConflictError, NotFoundError
 from memwire.store.protocol import LIVE, Row
 
-__all__ = ["check_supersedes", "history_order", "not_live", "restore_conflict", "walk_chain"]
+__all__ = [
+    "State",
+    "check_supersedes",
+    "history_order",
+    "not_live",
+    "restore_conflict",
+    "state_of",
+    "walk_chain",
+]
 
 
 def history_order(rows: Iterable[Row]) -> list[Row]:
@@ -46,19 +54,31 @@ def walk_chain(
 
 def not_live(row: Row) -> str:
     """Why ``row`` cannot be changed as a live memory."""
-    by = f" (superseded by {row.superseded_by!r})" if row.superseded_by else ""
-    return f"memory {row.id!r} is {row.status}{by}, not live"
+    return _not_live(row.id, row.status, row.superseded_by)
 
 
-def check_supersedes(bank: str, ids: Sequence[str], found: Callable[[str], Row | None]) -> None:
+def _not_live(memory_id: str, status: str, superseded_by: str | None) -> str:
+    by = f" (superseded by {superseded_by!r})" if superseded_by else ""
+    return f"memory {memory_id!r} is {status}{by}, not live"
+
+
+# What check_supersedes needs to know of an id: its bank, status and successor.
+State = tuple[str, str, "str | None"]
+
+
+def state_of(row: Row | None) -> State | None:
+    return None if row is None else (row.bank, row.status, row.superseded_by)
+
+
+def check_supersedes(bank: str, ids: Sequence[str], found: Callable[[str], State | None]) -> None:
     """Refuse a ``supersedes`` list naming anything but live memories of ``bank``
-    (``found``: the row of an id, live or archived, in any bank)."""
+    (``found``: an id's bank, status and successor, live or archived, in any bank)."""
     for memory_id in ids:
-        row = found(memory_id)
-        if row is None or row.bank != bank:
+        state = found(memory_id)
+        if state is None or state[0] != bank:
             raise NotFoundError(f"no memory {memory_id!r} in bank {bank!r} to supersede")
-        if row.status != LIVE:
-            raise ConflictError(not_live(row))
+        if state[1] != LIVE:
+            raise ConflictError(_not_live(memory_id, state[1], state[2]))
 
 
 def restore_conflict(memory_id: str, clash: str) -> str:

@@ -26,7 +26,7 @@ from typing import Any
 
 from memwire._dates import format_utc, now_utc
 from memwire.errors import ConflictError, InvalidInputError, NotFoundError, StorageError
-from memwire.store.history import check_supersedes, restore_conflict, walk_chain
+from memwire.store.history import check_supersedes, restore_conflict, state_of, walk_chain
 from memwire.store.protocol import (
     CLOSED,
     EXHAUSTED,
@@ -314,7 +314,7 @@ class ReferenceStore:
                 if imported and self._holds(item.id, draft):
                     ids.append(item.id)
                     continue
-                check_supersedes(bank, item.supersedes, lambda i: self._find(i, draft))
+                check_supersedes(bank, item.supersedes, lambda i: state_of(self._find(i, draft)))
                 resolved: str | None = None  # the live memory the item is a duplicate of
                 replaced: int | None = None  # its document's memory, which it replaces
                 if item.document_id is None:

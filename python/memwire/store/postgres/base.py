@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from memwire._dist import install_hint
 from memwire.errors import InvalidInputError, MemwireError, StorageError, StoreUnavailableError
+from memwire.store.archive_sql import ARCHIVE_TABLE
 from memwire.store.protocol import CLOSED
 from memwire.store.tag_case import fold_stored_tags
 
@@ -34,7 +35,7 @@ __all__ = ["SCHEMA_VERSION", "PostgresBase", "load_psycopg"]
 
 log = logging.getLogger("memwire.store")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 RETRY_DEADLINE_S = 120.0
 CONNECT_TIMEOUT_S = 10
 UNREACHABLE = "the database cannot be reached; try again later"
@@ -140,6 +141,12 @@ CREATE TABLE IF NOT EXISTS staged_vectors (
 """
 
 
+# Version 3: superseded and trashed memories (memwire.store.archive_sql).
+_SCHEMA_3 = ARCHIVE_TABLE.format(
+    text='TEXT COLLATE "C"', int="BIGINT", content="BYTEA", blob="BYTEA"
+)
+
+
 def load_psycopg() -> ModuleType:
     """psycopg, or a StorageError saying how to install it."""
     try:
@@ -238,7 +245,7 @@ class PostgresBase:
             # meanwhile: every statement tolerates what is already there.
             current = self._version(conn)
             if current is None:
-                for statement in _SCHEMA.split(";"):
+                for statement in (_SCHEMA + ";" + _SCHEMA_3).split(";"):
                     if statement.strip():
                         conn.execute(statement)
                 conn.execute(
@@ -247,8 +254,13 @@ class PostgresBase:
                     (str(SCHEMA_VERSION),),
                 )
             elif current < SCHEMA_VERSION:
-                # 1 -> 2: tags are case-insensitive (stored casefolded)
-                fold_stored_tags(conn, "%s")
+                # 1 -> 2: tags are case-insensitive (stored casefolded); 2 -> 3: the archive
+                # of superseded and trashed memories (issue 17).
+                if current < 2:
+                    fold_stored_tags(conn, "%s")
+                for statement in _SCHEMA_3.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
                 conn.execute(
                     "UPDATE memwire_meta SET value = %s WHERE key = 'schema_version'",
                     (str(SCHEMA_VERSION),),

@@ -18,11 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 from memwire._dates import format_utc, now_utc
 from memwire.errors import ConflictError, InvalidInputError, NotFoundError, StorageError
+from memwire.store import archive_sql
+from memwire.store.history import State, check_supersedes, restore_conflict
 from memwire.store.postgres.base import SCHEMA_VERSION, PostgresBase
 from memwire.store.protocol import (
     EXHAUSTED,
+    LIVE,
     MAX_ORDINAL,
     NO_SPACE,
+    SUPERSEDED,
+    TRASHED,
     Additions,
     Allowed,
     BankHead,
@@ -36,6 +41,7 @@ from memwire.store.protocol import (
     Snapshot,
     Space,
     StagedVector,
+    Version,
     WriteResult,
     document_conflict,
     reembed_gone,
@@ -79,7 +85,16 @@ def _row(values: Sequence[Any]) -> Row:
         created_at=values[6],
         retained_at=values[7],
         document_id=values[8],
+        status=values[9] if len(values) > 9 else LIVE,
+        superseded_by=values[10] if len(values) > 10 else None,
+        archived_at=values[11] if len(values) > 11 else None,
     )
+
+
+_ARCHIVE_COLUMNS = (
+    "id, bank_id, ordinal, content, context, tags, created_at, retained_at, document_id, "
+    "content_hash, vector, status, superseded_by, archived_at"
+)
 
 
 def _additions(rows: Iterable[Sequence[Any]]) -> Additions:
@@ -102,55 +117,95 @@ class _Plan:
         self.rows: list[tuple[Any, ...]] = []  # memories to insert
         self.tags: list[tuple[int, str]] = []  # (ordinal, tag)
         self.deleted: list[int] = []  # ordinals of stored memories to delete
+        self.archived: list[tuple[int, str, str]] = []  # of those: (ordinal, successor, at)
+        self.archive_rows: list[tuple[Any, ...]] = []  # added by this write, then superseded
         self.log: list[tuple[int, int]] = []  # (seq, ordinal) removals
         self.added: dict[int, tuple[int, str, str | None, bytes | None]] = {}
         self.removed: list[int] = []
+        # What supersedes lists name: (bank, status, successor), and live ones' (ordinal,
+        # content hash, document id) in this bank.
+        self.states: dict[str, State] = {}
+        self.live: dict[str, tuple[int, bytes, str | None]] = {}
 
-    def read(self, conn: Conn, bank_id: int, items: Sequence[NewMemory]) -> None:
+    def read(self, conn: Conn, bank_id: int, items: Sequence[NewMemory], imported: bool) -> None:
         ids = [i.id for i in items]
         hashes = [i.content_hash for i in items if i.document_id is None]
         documents = [i.document_id for i in items if i.document_id is not None]
-        for found_id, found_bank, ordinal, content_hash, document_id in conn.execute(
-            "SELECT id, bank_id, ordinal, content_hash, document_id FROM memories "
-            "WHERE id = ANY(%s) OR (bank_id = %s AND ((document_id IS NULL AND "
-            "content_hash = ANY(%s)) OR document_id = ANY(%s)))",
-            (ids, bank_id, hashes, documents),
+        listed = list({s for i in items for s in i.supersedes})
+        for found_id, found_bank, ordinal, content_hash, document_id, name in conn.execute(
+            "SELECT m.id, m.bank_id, m.ordinal, m.content_hash, m.document_id, b.name "
+            "FROM memories m JOIN banks b ON b.id = m.bank_id "
+            "WHERE m.id = ANY(%s) OR m.id = ANY(%s) OR (m.bank_id = %s AND ((m.document_id "
+            "IS NULL AND m.content_hash = ANY(%s)) OR m.document_id = ANY(%s)))",
+            (ids, listed, bank_id, hashes, documents),
         ).fetchall():
             self.taken.add(found_id)
+            self.states[found_id] = (name, LIVE, None)
             if found_bank != bank_id:
                 continue
+            self.live[found_id] = (ordinal, bytes(content_hash), document_id)
             if document_id is None:
                 self.hashes[bytes(content_hash)] = found_id
             else:
                 self.documents[document_id] = (found_id, ordinal, bytes(content_hash))
+        if listed or imported:  # (generated ids are unique: only an import can meet one)
+            for found_id, name, status, successor in conn.execute(
+                "SELECT a.id, b.name, a.status, a.superseded_by FROM archive a "
+                "JOIN banks b ON b.id = a.bank_id WHERE a.id = ANY(%s) OR a.id = ANY(%s)",
+                (ids, listed),
+            ).fetchall():
+                self.taken.add(found_id)
+                self.states[found_id] = (name, status, successor)
+
+    def _supersede(self, memory_id: str, successor: str, at: str) -> None:
+        """Archive the live ``memory_id`` as superseded by ``successor`` (the next seq)."""
+        ordinal, content_hash, document_id = self.live.pop(memory_id)
+        self.states[memory_id] = (self.bank, SUPERSEDED, successor)
+        if document_id is None:
+            if self.hashes.get(content_hash) == memory_id:
+                del self.hashes[content_hash]
+        elif self.documents.get(document_id, ("",))[0] == memory_id:
+            del self.documents[document_id]
+        self.seq += 1
+        self.log.append((self.seq, ordinal))
+        if ordinal > self.first_seq:  # added earlier in this write: archived straight away
+            del self.added[ordinal]
+            row = next(r for r in self.rows if r[1] == ordinal)
+            self.rows = [r for r in self.rows if r[1] != ordinal]
+            self.tags = [t for t in self.tags if t[0] != ordinal]
+            self.archive_rows.append((*row, SUPERSEDED, successor, at))
+        else:
+            self.deleted.append(ordinal)
+            self.archived.append((ordinal, successor, at))
+            self.removed.append(ordinal)
 
     def decide(self, item: NewMemory, imported: bool, extra: Sequence[str]) -> None:
         if imported and item.id in self.taken:
             self.ids.append(item.id)  # an import of a memory already here
             return
+        check_supersedes(self.bank, item.supersedes, self.states.get)
+        resolved: str | None = None  # the live memory the item is a duplicate of
+        victims: list[str] = []
         if item.document_id is None:
             same = self.hashes.get(item.content_hash)
-            if same is not None:  # identical content: its id, nothing changes
-                self.ids.append(same)
-                return
+            if same is not None and same not in item.supersedes:
+                resolved = same  # identical content: its id
         else:
             prev = self.documents.get(item.document_id)
             if prev is not None:
-                if prev[2] == item.content_hash:
-                    self.ids.append(prev[0])
-                    return
-                if item.update_mode == "append":
+                if prev[2] == item.content_hash and prev[0] not in item.supersedes:
+                    resolved = prev[0]
+                elif item.update_mode == "append":
                     raise ConflictError(document_conflict(self.bank, item.document_id))
-                self.seq += 1
-                self.log.append((self.seq, prev[1]))
-                self.taken.discard(prev[0])  # its id is free again, as after a DELETE
-                if prev[1] > self.first_seq:  # added earlier in this write: never inserted
-                    del self.added[prev[1]]
-                    self.rows = [r for r in self.rows if r[1] != prev[1]]
-                    self.tags = [t for t in self.tags if t[0] != prev[1]]
                 else:
-                    self.deleted.append(prev[1])
-                    self.removed.append(prev[1])
+                    victims.append(prev[0])
+        target = resolved or item.id
+        victims.extend(i for i in item.supersedes if i != target and i not in victims)
+        for victim in victims:
+            self._supersede(victim, target, item.retained_at)
+        if resolved is not None:
+            self.ids.append(resolved)
+            return
         if item.id in self.taken:  # ids are generated unique: not an ordinary conflict
             raise StorageError("a memory could not be stored")
         self.seq += 1
@@ -177,6 +232,8 @@ class _Plan:
         self.tags += [(self.seq, tag) for tag in tags]
         self.added[self.seq] = (self.seq, item.content, item.context, item.vector)
         self.taken.add(item.id)
+        self.states[item.id] = (self.bank, LIVE, None)
+        self.live[item.id] = (self.seq, item.content_hash, item.document_id)
         if item.document_id is None:
             self.hashes[item.content_hash] = item.id
         else:
@@ -186,6 +243,14 @@ class _Plan:
     def apply(self, conn: Conn, bank_id: int, dim: int) -> WriteResult:
         if self.seq != self.first_seq:
             with conn.pipeline(), conn.cursor() as cur:
+                for ordinal, successor, at in self.archived:
+                    archive_sql.archive_live(cur, "%s", bank_id, ordinal, SUPERSEDED, successor, at)
+                if self.archive_rows:
+                    cur.executemany(
+                        f"INSERT INTO archive ({_ARCHIVE_COLUMNS}) VALUES "
+                        "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                        [(r[0], bank_id, *r[1:]) for r in self.archive_rows],
+                    )
                 if self.deleted:
                     cur.execute(
                         "DELETE FROM memories WHERE bank_id = %s AND ordinal = ANY(%s)",
@@ -289,6 +354,7 @@ class PostgresStore(PostgresBase):
             bank_id = found[0]
             for table in (
                 "memories",
+                "archive",
                 "memory_tags",
                 "removals",
                 "snapshots",
@@ -323,7 +389,15 @@ class PostgresStore(PostgresBase):
     # -- writes ------------------------------------------------------------------------------
 
     @staticmethod
-    def _delete_row(conn: Conn, bank_id: int, ordinal: int, seq: int) -> None:
+    def _delete_row(
+        conn: Conn,
+        bank_id: int,
+        ordinal: int,
+        seq: int,
+        archive: tuple[str, str | None, str] | None = None,
+    ) -> None:
+        if archive is not None:
+            archive_sql.archive_live(conn, "%s", bank_id, ordinal, *archive)
         conn.execute("DELETE FROM memories WHERE bank_id = %s AND ordinal = %s", (bank_id, ordinal))
         conn.execute(
             "DELETE FROM memory_tags WHERE bank_id = %s AND ordinal = %s", (bank_id, ordinal)
@@ -355,7 +429,7 @@ class PostgresStore(PostgresBase):
             dim = self._check_space(conn, bank, bank_id, (embedder, dim), space, items)
             extra = config_tags(json.loads(raw_config)) if config_tags is not None else []
             plan = _Plan(bank, first_seq)
-            plan.read(conn, bank_id, items)
+            plan.read(conn, bank_id, items, imported)
             for item in items:
                 plan.decide(item, imported, extra)
             return plan.apply(conn, bank_id, dim)
@@ -392,12 +466,13 @@ class PostgresStore(PostgresBase):
         bank_id: int,
         first_seq: int,
         victims: Sequence[tuple[str, int]],
+        archive: tuple[str, str | None, str] | None = None,
     ) -> WriteResult:
         seq = first_seq
         removed: list[int] = []
         for _id, ordinal in victims:
             seq += 1
-            self._delete_row(conn, bank_id, ordinal, seq)
+            self._delete_row(conn, bank_id, ordinal, seq, archive)
             removed.append(ordinal)
         if seq != first_seq:
             conn.execute("UPDATE banks SET last_seq = %s WHERE id = %s", (seq, bank_id))
@@ -405,7 +480,11 @@ class PostgresStore(PostgresBase):
             bank, bank_id, [v[0] for v in victims], Additions.from_rows([]), removed, first_seq, seq
         )
 
-    def forget(self, memory_id: str, bank: str | None) -> WriteResult | None:
+    def forget(
+        self, memory_id: str, bank: str | None, *, trash: bool = False
+    ) -> WriteResult | None:
+        archive = (TRASHED, None, format_utc(now_utc())) if trash else None
+
         def tx(conn: Conn) -> WriteResult | None:
             owner = conn.execute(
                 "SELECT bank_id FROM memories WHERE id = %s", (memory_id,)
@@ -422,9 +501,156 @@ class PostgresStore(PostgresBase):
             ).fetchone()
             if found is None:
                 return None
-            return self._remove(conn, locked[0], owner[0], locked[1], [(memory_id, found[0])])
+            return self._remove(
+                conn, locked[0], owner[0], locked[1], [(memory_id, found[0])], archive
+            )
 
         return self._write(tx, "forget")
+
+    def retag(self, memory_id: str, bank: str, tags: Sequence[str]) -> WriteResult | None:
+        def tx(conn: Conn) -> WriteResult | None:
+            locked = self._lock_bank(conn, bank)
+            if locked is None:
+                return None
+            bank_id, first_seq = locked[0], locked[1]
+            found = conn.execute(
+                "SELECT ordinal FROM memories WHERE id = %s AND bank_id = %s",
+                (memory_id, bank_id),
+            ).fetchone()
+            if found is None:
+                return None
+            ordinal, seq = found[0], first_seq + 1
+            conn.execute(
+                "DELETE FROM memory_tags WHERE bank_id = %s AND ordinal = %s", (bank_id, ordinal)
+            )
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO memory_tags (bank_id, tag, ordinal) VALUES (%s, %s, %s)",
+                    [(bank_id, tag, ordinal) for tag in tags],
+                )
+            conn.execute(
+                "UPDATE memories SET tags = %s WHERE id = %s",
+                (json.dumps(list(tags), ensure_ascii=False), memory_id),
+            )
+            conn.execute("UPDATE banks SET last_seq = %s WHERE id = %s", (seq, bank_id))
+            return WriteResult(
+                bank, bank_id, [memory_id], Additions.from_rows([]), [], first_seq, seq
+            )
+
+        return self._write(tx, "update")
+
+    # -- history and trash -------------------------------------------------------------------
+
+    def _locked_owner(self, conn: Conn, memory_id: str) -> tuple[int, str, int] | None:
+        """The ``(bank_id, name, last_seq)`` of the bank holding ``memory_id`` (live or
+        archived), its row locked."""
+        owner = conn.execute(
+            "SELECT bank_id FROM memories WHERE id = %s UNION ALL "
+            "SELECT bank_id FROM archive WHERE id = %s",
+            (memory_id, memory_id),
+        ).fetchone()
+        if owner is None:
+            return None
+        locked = self._lock_bank_id(conn, owner[0])
+        return None if locked is None else (owner[0], locked[0], locked[1])
+
+    def restore(self, memory_id: str, bank: str | None) -> WriteResult:
+        def tx(conn: Conn) -> WriteResult:
+            owner = self._locked_owner(conn, memory_id)
+            found = (
+                None
+                if owner is None
+                else conn.execute(
+                    "SELECT 1 FROM archive WHERE id = %s AND bank_id = %s AND status = %s",
+                    (memory_id, owner[0], TRASHED),
+                ).fetchone()
+            )
+            if owner is None or found is None or (bank is not None and owner[1] != bank):
+                raise NotFoundError(f"no memory {memory_id!r} in the trash")
+            bank_id, name, first_seq = owner
+            clash = archive_sql.restore_clash(conn, "%s", memory_id)
+            if clash is not None:
+                raise ConflictError(restore_conflict(memory_id, clash))
+            seq = first_seq + 1
+            if seq > MAX_ORDINAL:
+                raise StorageError(EXHAUSTED)
+            content, context, vector, tags = archive_sql.restore_row(
+                conn, "%s", memory_id, bank_id, seq
+            )
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO memory_tags (bank_id, tag, ordinal) VALUES (%s, %s, %s)",
+                    [(bank_id, tag, seq) for tag in json.loads(tags)],
+                )
+            conn.execute("UPDATE banks SET last_seq = %s WHERE id = %s", (seq, bank_id))
+            added = _additions([(seq, content, context, vector)])
+            return WriteResult(name, bank_id, [memory_id], added, [], first_seq, seq)
+
+        return self._write(tx, "restore")
+
+    def empty_trash(self, bank: str, before: str | None) -> list[str]:
+        def tx(conn: Conn) -> list[str]:
+            locked = self._lock_bank(conn, bank)
+            if locked is None:
+                return []
+            gone = archive_sql.expired_trash(conn, "%s", locked[0], before)
+            for memory_id, successor in gone:
+                archive_sql.unlink(conn, "%s", memory_id, successor)
+            return [g[0] for g in gone]
+
+        return self._write(tx, "empty trash")
+
+    def purge(self, memory_id: str, bank: str | None) -> WriteResult | None:
+        def tx(conn: Conn) -> WriteResult | None:
+            owner = self._locked_owner(conn, memory_id)
+            row = None if owner is None else archive_sql.any_row(conn, "%s", memory_id, _row)
+            if owner is None or row is None or (bank is not None and row.bank != bank):
+                return None
+            bank_id, name, first_seq = owner
+            seq, removed = first_seq, []
+            if row.status == LIVE:
+                seq += 1
+                self._delete_row(conn, bank_id, row.ordinal, seq)
+                removed.append(row.ordinal)
+            archive_sql.unlink(conn, "%s", memory_id, row.superseded_by)
+            # A gap every index must pass: they rebuild from the rows, so the purged text's
+            # terms leave their vocabularies (and the snapshot holding them goes now).
+            seq += 1
+            conn.execute(
+                "UPDATE banks SET last_seq = %s, pruned_seq = %s WHERE id = %s",
+                (seq, seq, bank_id),
+            )
+            for table in ("removals", "snapshots", "snapshot_parts"):
+                conn.execute(f"DELETE FROM {table} WHERE bank_id = %s", (bank_id,))
+            return WriteResult(
+                name, bank_id, [memory_id], Additions.from_rows([]), removed, first_seq, seq
+            )
+
+        return self._write(tx, "purge")
+
+    def history(self, memory_id: str) -> list[Row]:
+        return self._read(lambda conn: archive_sql.history(conn, "%s", memory_id, _row), "read")
+
+    def trash_rows(self, bank: str, limit: int, offset: int) -> list[Row]:
+        return self._one(
+            lambda conn: archive_sql.trash_page(conn, "%s", bank, limit, offset, _row), "read"
+        )
+
+    def versions_at(self, bank_id: int, at: str) -> list[Version]:
+        found = self._read(
+            lambda conn: archive_sql.versions_at(conn, "%s", bank_id, at, _row), "recall"
+        )
+        return [Version(row, None if v is None else bytes(v)) for row, v in found]
+
+    def vacuum(self) -> None:
+        """VACUUM FULL of memwire's tables (each rewritten without its dead rows, so deleted
+        text leaves the table files; each is locked while it is rewritten). Runs outside a
+        transaction, as VACUUM must."""
+        tables = (
+            "memories, archive, memory_tags, removals, snapshots, snapshot_parts, "
+            "staged_vectors, reembeds, banks"
+        )
+        self._one(lambda conn: conn.execute(f"VACUUM (FULL) {tables}"), "vacuum")
 
     def expire(self, bank: str, cutoff: str, dry_run: bool) -> Expired:
         def victims(conn: Conn, lock: bool) -> tuple[int, int, list[tuple[str, int]]] | None:
@@ -461,15 +687,7 @@ class PostgresStore(PostgresBase):
     # -- reads -------------------------------------------------------------------------------
 
     def get(self, memory_id: str) -> Row | None:
-        found = self._one(
-            lambda conn: conn.execute(
-                f"SELECT {_ROW_COLUMNS} FROM memories m JOIN banks b ON b.id = m.bank_id "
-                "WHERE m.id = %s",
-                (memory_id,),
-            ).fetchone(),
-            "read",
-        )
-        return None if found is None else _row(found)
+        return self._one(lambda conn: archive_sql.any_row(conn, "%s", memory_id, _row), "read")
 
     def rows_by_ordinal(self, bank_id: int, ordinals: Sequence[int]) -> dict[int, Row]:
         if not ordinals:
@@ -865,6 +1083,8 @@ class PostgresStore(PostgresBase):
             )
             for table in ("staged_vectors", "reembeds", "snapshots", "snapshot_parts", "removals"):
                 conn.execute(f"DELETE FROM {table} WHERE bank_id = %s", (bank_id,))
+            # The archive's vectors are of the old space: restored memories come back without.
+            conn.execute("UPDATE archive SET vector = NULL WHERE bank_id = %s", (bank_id,))
             return seq
 
         return self._write(tx, "reembed")

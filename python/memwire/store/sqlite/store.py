@@ -21,7 +21,7 @@ from typing import Any
 from memwire._dates import format_utc, now_utc
 from memwire.errors import ConflictError, InvalidInputError, StorageError
 from memwire.store import archive_sql
-from memwire.store.history import check_supersedes
+from memwire.store.history import check_supersedes, state_of
 from memwire.store.protocol import (
     EXHAUSTED,
     MAX_ORDINAL,
@@ -172,7 +172,9 @@ class SQLiteStore(SnapshotTables, ReembedTables, ArchiveTables):
                     ids.append(item.id)  # an import of a memory already here
                     continue
                 check_supersedes(
-                    bank, item.supersedes, lambda i: archive_sql.any_row(conn, "?", i, to_row)
+                    bank,
+                    item.supersedes,
+                    lambda i: state_of(archive_sql.any_row(conn, "?", i, to_row)),
                 )
                 resolved: str | None = None  # the live memory the item is a duplicate of
                 victims: list[tuple[int, str]] = []  # (ordinal, tags) of memories it supersedes
