@@ -82,7 +82,7 @@ def test_retain_recall_reflect_get_forget(db: str, capsys: pytest.CaptureFixture
     assert run(capsys, "forget", memory_id, "--db", db)[0] == 0
     code, _, err = run(capsys, "forget", memory_id, "--db", db)
     assert code == 3 and "no memory" in err
-    assert run(capsys, "get", memory_id, "--db", db)[0] == 3
+    assert run(capsys, "get", memory_id, "--db", db)[0] == 0  # in the trash (issue 17)
 
 
 def test_retain_from_stdin(

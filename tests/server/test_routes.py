@@ -60,7 +60,9 @@ def test_retain_fields_and_document_upsert(client: httpx.Client) -> None:
     )
     second = retain(client, "d", "draft two", document_id="doc-1", update_mode="replace")
     assert first != second
-    assert client.get(f"/banks/d/memories/{first}").status_code == 404
+    # the first draft is superseded: kept in its history, out of the listing (issue 17)
+    assert client.get(f"/banks/d/memories/{first}").status_code == 200
+    assert [m["id"] for m in client.get("/banks/d/memories").json()] == [second]
     record = client.get(f"/banks/d/memories/{second}").json()
     assert record["content"] == "draft two"
     r = client.post(
@@ -110,7 +112,9 @@ def test_memories_paging_get_forget(client: httpx.Client) -> None:
     r = client.delete(f"/banks/m/memories/{ids[0]}")
     assert r.status_code == 200 and r.json() == {"id": ids[0], "forgotten": True}
     assert client.delete(f"/banks/m/memories/{ids[0]}").status_code == 404
-    assert client.get(f"/banks/m/memories/{ids[0]}").status_code == 404
+    # in the trash now (issue 17): readable, out of the listing
+    assert client.get(f"/banks/m/memories/{ids[0]}").status_code == 200
+    assert [m["id"] for m in client.get("/banks/m/memories").json()] == ids[:0:-1]
     # the memory exists, but not in this bank
     assert client.get(f"/banks/other/memories/{ids[1]}").status_code == 404
 

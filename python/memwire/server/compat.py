@@ -242,9 +242,12 @@ def _record(record: Any) -> dict[str, Any]:
 
 def _get(memory: Memory, bank: str, memory_id: str) -> dict[str, Any]:
     try:
-        return _record(memory.get(memory_id, bank=bank))
+        record = memory.get(memory_id, bank=bank)
     except (NotFoundError, InvalidInputError):
         raise Refused(404, "unknown memory") from None
+    if record.status != "live":  # memory-wire had no history: a forgotten memory is unknown
+        raise Refused(404, "unknown memory")
+    return _record(record)
 
 
 def _delete(memory: Memory, bank: str, memory_id: str) -> dict[str, Any]:
