@@ -72,6 +72,7 @@ from memwire.store import (
     open_store,
     space_mismatch,
 )
+from memwire.store.watchable import Watchable
 
 if TYPE_CHECKING:
     from memwire._kernel.contract import BankIndex, Kernel
@@ -160,6 +161,7 @@ class Memory:
         self._lock = threading.Lock()
         self._banks: dict[str, BankState] = {}
         self._closed = False
+        self._watching = False
         self._snapshotter = Snapshotter(self._build_graph, self._snapshot, self._sweep_bank)
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -287,9 +289,40 @@ class Memory:
                 state = self._banks[name] = BankState(name)
             return state
 
+    def _watch(self) -> None:
+        """Once an index is loaded, have a store shared with other processes tell this one of
+        their writes (:meth:`_on_change`), so that recalls find the index already current."""
+        with self._lock:
+            if self._watching or self._closed or not isinstance(self._store, Watchable):
+                return
+            self._watching = True
+        self._store.watch(self._on_change)
+
+    def _on_change(self, bank_id: int | None, seq: int) -> None:
+        """Bring the loaded index of ``bank_id`` (None: of every bank) up to ``seq`` (from the
+        store's thread; a bank not loaded here is left alone until a recall needs it)."""
+        with self._lock:
+            if self._closed:
+                return
+            states = [
+                s
+                for s in self._banks.values()
+                if s.index is not None and (bank_id is None or s.bank_id == bank_id)
+            ]
+        for state in states:
+            if bank_id is not None and seq and state.applied >= seq:
+                continue  # this process's own write, or one already replayed
+            try:
+                with state.lock.write():
+                    if state.index is not None and not self._closed:
+                        self._current(state)
+            except MemwireError as exc:  # the next recall catches up itself
+                log.debug("bank %r not brought up to date: %s", state.name, exc)
+
     def _load(self, state: BankState, bank_id: int, dim: int, use_snapshot: bool = True) -> None:
         """Build ``state``'s index (``dim``: the bank's recorded vector dimension): the stored
         snapshot (if usable) plus a replay."""
+        self._watch()
         state.clear()
         state.bank_id = bank_id
         index: BankIndex | None = None

@@ -298,6 +298,7 @@ class PostgresStore(PostgresBase):
             ):
                 conn.execute(f"DELETE FROM {table} WHERE bank_id = %s", (bank_id,))
             conn.execute("DELETE FROM banks WHERE id = %s", (bank_id,))
+            self._notify(conn, bank_id, 0)
             return True
 
         return self._write(tx, "delete_bank")
@@ -358,7 +359,10 @@ class PostgresStore(PostgresBase):
             plan.read(conn, bank_id, items)
             for item in items:
                 plan.decide(item, imported, extra)
-            return plan.apply(conn, bank_id, dim)
+            result = plan.apply(conn, bank_id, dim)
+            if result.last_seq != result.first_seq:
+                self._notify(conn, bank_id, result.last_seq)
+            return result
 
         return self._write(tx, "retain")
 
@@ -401,6 +405,7 @@ class PostgresStore(PostgresBase):
             removed.append(ordinal)
         if seq != first_seq:
             conn.execute("UPDATE banks SET last_seq = %s WHERE id = %s", (seq, bank_id))
+            self._notify(conn, bank_id, seq)
         return WriteResult(
             bank, bank_id, [v[0] for v in victims], Additions.from_rows([]), removed, first_seq, seq
         )
@@ -865,6 +870,7 @@ class PostgresStore(PostgresBase):
             )
             for table in ("staged_vectors", "reembeds", "snapshots", "snapshot_parts", "removals"):
                 conn.execute(f"DELETE FROM {table} WHERE bank_id = %s", (bank_id,))
+            self._notify(conn, bank_id, seq)
             return seq
 
         return self._write(tx, "reembed")
