@@ -42,7 +42,7 @@ from memwire.errors import (
     SnapshotError,
     StorageError,
 )
-from memwire.locations import default_path
+from memwire.locations import default_path, default_store
 from memwire.memory.background import Snapshotter
 from memwire.memory.bank_state import BankState, Member, fit_vectors, is_lookup
 from memwire.memory.conversation import DEFAULT_AFTER, DEFAULT_BEFORE, conversation_items
@@ -107,8 +107,10 @@ def _is_current(state: BankState, head: BankHead) -> bool:
 class Memory:
     """Durable memory for agents: banks of memories, recalled by relevance.
 
-    ``path``: ``None`` for the default store (:func:`default_path`), ``":memory:"`` for an
-    ephemeral one, else a file path. ``store``: any :class:`memwire.store.Store` instead of a
+    ``path``: ``None`` for the configured store (``$MEMWIRE_STORE``, else ``store`` in the
+    config file ``memwire.toml``, else the default file :func:`default_path`; see
+    :mod:`memwire.locations`), ``":memory:"`` for an ephemeral one, a ``postgresql://`` URL,
+    else a file path. ``store``: any :class:`memwire.store.Store` instead of a
     path (the two exclude each other); the Memory owns it and closes it in :meth:`close`.
     ``backend``: ``None`` for the process-wide kernel (``MEMWIRE_BACKEND``), or ``"rust"`` /
     ``"python"``. ``embedder``: the store-wide default embedder, which a new bank takes
@@ -156,7 +158,7 @@ class Memory:
                 )
             self._store: Store = store
         else:
-            self._store = open_store(default_path() if path is None else path)
+            self._store = open_store(default_store() if path is None else path)
         self._ephemeral = not self._store.durable
         self._lock = threading.Lock()
         self._banks: dict[str, BankState] = {}
