@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from memwire import Memory
+from memwire.errors import InvalidInputError, StorageError
 from memwire.store.postgres import PostgresStore
 from postgres_support import connect, fresh_schema, postgres_url
 
@@ -225,3 +226,46 @@ def test_a_replica_ignores_another_stores_channel(schema: str) -> None:
         assert len([c for c in calls if c[0] is not None]) == 1
     finally:
         b.close()
+
+
+@pytest.mark.parametrize("value", [0, 0.01, 86_401, "30", True])
+def test_a_bad_poll_interval_is_refused(value: Any) -> None:
+    with pytest.raises(InvalidInputError, match="poll_interval must be a number of seconds"):
+        PostgresStore(postgres_url(), poll_interval=value)
+
+
+@pytest.mark.parametrize("raw", ["0", "soon"])
+def test_a_bad_poll_interval_in_the_environment_is_refused(
+    raw: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMWIRE_PG_POLL_SECONDS", raw)
+    with pytest.raises(InvalidInputError, match=r"\$MEMWIRE_PG_POLL_SECONDS must be a number"):
+        PostgresStore(postgres_url())
+
+
+def test_the_poll_interval_from_the_environment_drives_polling(
+    schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMWIRE_PG_POLL_SECONDS", "0.2")
+    b = Memory(store=PostgresStore(postgres_url(), schema=schema), backend=KERNEL)
+    try:
+        b.retain("the replica's first memory", bank=BANK)
+        b.recall("first memory", bank=BANK)
+        with Memory(store=Silent(postgres_url(), schema=schema), backend=KERNEL) as a:
+            a.retain("the plover lives by the north pier", bank=BANK)
+            seq = head_seq(a)
+        wait_for(lambda: applied(b) >= seq, "a poll caught up the replica")
+    finally:
+        b.close()
+
+
+def test_a_store_is_watched_once_and_not_after_close(schema: str) -> None:
+    store = store_of(schema)
+    store.watch(lambda bank_id, seq: None)
+    with pytest.raises(InvalidInputError, match="already watched"):
+        store.watch(lambda bank_id, seq: None)
+    store.close()
+    fresh = store_of(schema)
+    fresh.close()
+    with pytest.raises(StorageError, match="closed"):
+        fresh.watch(lambda bank_id, seq: None)
