@@ -269,3 +269,33 @@ def test_a_store_is_watched_once_and_not_after_close(schema: str) -> None:
     fresh.close()
     with pytest.raises(StorageError, match="closed"):
         fresh.watch(lambda bank_id, seq: None)
+
+
+def test_a_replica_skips_the_notifications_of_its_own_writes(schema: str) -> None:
+    """Its own write is applied by the writing call itself: the listener does not replay it
+    again (the marker, sent after the write's commit, is heard after anything the write sent)."""
+    b = replica(schema)
+    try:
+        heard: list[tuple[int | None, int]] = []
+        marked = threading.Event()
+        original = listener(b)._on_change
+
+        def spy(bank_id: int | None, seq: int) -> None:
+            if bank_id == MARKER:
+                marked.set()
+                return
+            heard.append((bank_id, seq))
+            original(bank_id, seq)
+
+        listener(b)._on_change = spy
+        kept = b.retain("the gannet lives by the north pier", bank=BANK)
+        store = b._store
+        assert isinstance(store, PostgresStore)
+        with connect() as conn:
+            conn.execute("SELECT pg_notify(%s, %s)", (store._channel, f"{MARKER} 1"))
+        wait_for(marked.is_set, "the marker was heard")
+        assert heard == []
+        with no_replay(b):
+            assert kept in {h.id for h in b.recall("gannet north pier", bank=BANK)}
+    finally:
+        b.close()

@@ -216,6 +216,7 @@ class _Link:
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.conn: psycopg.Connection[Any] | None = None
+        self.pid: int | None = None  # the server process of ``conn``
 
 
 class PostgresBase:
@@ -360,6 +361,7 @@ class PostgresBase:
         if link.conn is None:
             try:
                 link.conn = self._connect()
+                link.pid = link.conn.info.backend_pid
             except self._pg.Error as exc:  # the schema setup failed on a live connection
                 log.debug("postgres setup failed: %s", exc)
                 raise StorageError("the store could not be opened") from None
@@ -371,6 +373,7 @@ class PostgresBase:
             with contextlib.suppress(Exception):
                 link.conn.close()
             link.conn = None
+        link.pid = None
 
     # -- transactions ------------------------------------------------------------------------
 
@@ -497,8 +500,15 @@ class PostgresBase:
             raise StorageError(CLOSED)
         if self._listener is not None:
             raise InvalidInputError("this store is already watched")
-        self._listener = Listener(self._connect, self._channel, on_change, self._poll)
+        self._listener = Listener(
+            self._connect, self._channel, on_change, self._poll, self._sent_here
+        )
         self._listener.start()
+
+    def _sent_here(self, pid: int) -> bool:
+        """Whether server process ``pid`` is one of this store's connections: the caller of a
+        write through this store applies it itself (:meth:`memwire.Memory._apply`)."""
+        return any(link.pid == pid for link in self._links)
 
     def close(self) -> None:
         self._closed = True

@@ -45,7 +45,9 @@ def _parse(payload: str) -> tuple[int, int] | None:
 class Listener:
     """The listening thread of one store. ``connect`` opens a new connection (autocommit);
     ``channel``: the store's channel; ``on_change``: called from this thread, its errors
-    logged at debug level and otherwise ignored."""
+    logged at debug level and otherwise ignored; ``sent_here(pid)``: whether a notification
+    from server process ``pid`` was sent by this process's own write (skipped: the writer
+    applies its own writes)."""
 
     def __init__(
         self,
@@ -53,11 +55,13 @@ class Listener:
         channel: str,
         on_change: OnChange,
         poll_interval: float,
+        sent_here: Callable[[int], bool] = lambda pid: False,
     ) -> None:
         self._connect = connect
         self._channel = channel
         self._on_change = on_change
         self._poll = poll_interval
+        self._sent_here = sent_here
         self._stop = threading.Event()
         self.sessions = 0
         """How many times the thread has started listening (a reconnection adds one)."""
@@ -114,6 +118,8 @@ class Listener:
         while not self._stop.is_set():
             wait = max(0.0, min(_WAKE_S, next_poll - time.monotonic()))
             for note in conn.notifies(timeout=wait):
+                if self._sent_here(note.pid):
+                    continue
                 found = _parse(note.payload)
                 self._deliver(*(found if found is not None else (None, 0)))
                 if self._stop.is_set():
