@@ -76,10 +76,11 @@ def no_replay(memory: Memory) -> Iterator[None]:
 
 
 class Silent(PostgresStore):
-    """A writer whose notifications are lost (as if the listeners were not listening)."""
+    """A writer whose notifications are lost (sent where no replica listens)."""
 
-    def _notify(self, conn: Any, bank_id: int, seq: int) -> None:
-        pass
+    def __init__(self, url: str, **options: Any) -> None:
+        super().__init__(url, **options)
+        self._channel = "memwire:nobody-listens-here"
 
 
 def store_of(schema: str) -> PostgresStore:

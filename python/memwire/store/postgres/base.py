@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     import psycopg
 
 __all__ = [
+    "NOTIFY",
     "SCHEMA_VERSION",
     "PostgresBase",
     "load_psycopg",
@@ -74,6 +75,7 @@ _CONNECT_DEFAULTS: dict[str, Any] = {
 }
 # A lock id of our own for schema creation (two servers starting at once on one database).
 _SCHEMA_LOCK = 0x6D656D77  # "memw"
+NOTIFY = "SELECT pg_notify(%s, %s)"
 _RETRIED = frozenset({"40001", "40P01"})  # serialization_failure, deadlock_detected
 _DISK_FULL = (
     "the database server's disk is full; free space and retry (nothing of this request was written)"
@@ -461,7 +463,7 @@ class PostgresBase:
     def _notify(self, conn: psycopg.Connection[Any], bank_id: int, seq: int) -> None:
         """Tell every process watching this store that ``bank_id`` moved to ``seq`` (sent
         at commit; call inside the write's transaction)."""
-        conn.execute("SELECT pg_notify(%s, %s)", (self._channel, f"{bank_id} {seq}"))
+        conn.execute(NOTIFY, (self._channel, f"{bank_id} {seq}"))
 
     def _rollback(self, conn: psycopg.Connection[Any], link: _Link) -> None:
         if conn.closed:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from memwire._dates import format_utc, now_utc
 from memwire.errors import ConflictError, InvalidInputError, NotFoundError, StorageError
-from memwire.store.postgres.base import SCHEMA_VERSION, PostgresBase
+from memwire.store.postgres.base import NOTIFY, SCHEMA_VERSION, PostgresBase
 from memwire.store.protocol import (
     EXHAUSTED,
     MAX_ORDINAL,
@@ -183,7 +183,9 @@ class _Plan:
             self.documents[item.document_id] = (item.id, self.seq, item.content_hash)
         self.ids.append(item.id)
 
-    def apply(self, conn: Conn, bank_id: int, dim: int) -> WriteResult:
+    def apply(self, conn: Conn, bank_id: int, dim: int, channel: str) -> WriteResult:
+        """Send the write's statements in one pipeline, its notification on ``channel``
+        included (PostgresBase._notify's, without a round trip of its own)."""
         if self.seq != self.first_seq:
             with conn.pipeline(), conn.cursor() as cur:
                 if self.deleted:
@@ -213,6 +215,7 @@ class _Plan:
                         [(bank_id, tag, ordinal) for ordinal, tag in self.tags],
                     )
                 cur.execute("UPDATE banks SET last_seq = %s WHERE id = %s", (self.seq, bank_id))
+                cur.execute(NOTIFY, (channel, f"{bank_id} {self.seq}"))
         return WriteResult(
             self.bank,
             bank_id,
@@ -359,10 +362,7 @@ class PostgresStore(PostgresBase):
             plan.read(conn, bank_id, items)
             for item in items:
                 plan.decide(item, imported, extra)
-            result = plan.apply(conn, bank_id, dim)
-            if result.last_seq != result.first_seq:
-                self._notify(conn, bank_id, result.last_seq)
-            return result
+            return plan.apply(conn, bank_id, dim, self._channel)
 
         return self._write(tx, "retain")
 
