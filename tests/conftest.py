@@ -39,6 +39,10 @@ from memwire._kernel import backend as _backend
 from memwire._kernel.backend import load_kernel
 from memwire._kernel.contract import Kernel
 
+# The store setting of whoever runs the tests must not leak into them (memwire.locations):
+# tests that want one set $MEMWIRE_STORE, or $MEMWIRE_HOME with a memwire.toml, themselves.
+os.environ.pop("MEMWIRE_STORE", None)
+
 TESTS = Path(__file__).resolve().parent
 SOURCE = TESTS.parent / "python"
 

@@ -317,3 +317,24 @@ def test_slashed_bank_through_server_is_never_lost(
     delivered = len([r for r in rows if "transcript" in r.get("tags", [])])
     health = json.loads(run_hook_cli(["status", "--json"], "", env).stdout)
     assert delivered + health["spool"]["items"] == 3
+
+
+def test_hooks_open_the_configured_store(
+    home: Path, repo: Path, transcript: Path, tmp_path: Path
+) -> None:
+    """The store setting (memwire.toml in $MEMWIRE_HOME, then $MEMWIRE_STORE) is the hooks'
+    too: what they retain lands there, not in the home's memory.db (docs/scaling.md)."""
+    configured = tmp_path / "configured.db"
+    (home / "memwire.toml").write_text(f'store = "sqlite:{configured}"\n', encoding="utf-8")
+    env = child_env(home, MEMWIRE_URL="off")
+    env.pop("MEMWIRE_STORE", None)
+    stdin = payload("claude_stop.json", cwd=str(repo), transcript=str(transcript))
+    done = run_hook_cli(["stop", "--host", "claude"], stdin, env)
+    assert done.returncode == 0 and done.stderr == ""
+    assert len(_transcript_rows(configured)) == 3
+    assert not (home / "memory.db").exists()
+    elsewhere = tmp_path / "from-env.db"
+    env["MEMWIRE_STORE"] = str(elsewhere)  # the environment wins over the file
+    stdin = payload("claude_user_prompt_submit.json", cwd=str(repo), transcript=str(transcript))
+    assert run_hook_cli(["prompt", "--host", "claude"], stdin, env).returncode == 0
+    assert elsewhere.exists() and not (home / "memory.db").exists()

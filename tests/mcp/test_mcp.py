@@ -357,3 +357,31 @@ def test_conflict_over_http_mcp_matches_the_http_route(served: tuple[str, Memory
             return str(r.content[0].text)
 
     assert anyio.run(main) == http.json()["error"] == CONFLICT
+
+
+def test_stdio_opens_the_store_of_the_environment(tmp_path: Path) -> None:
+    """``memwire mcp`` without --db follows the store setting ($MEMWIRE_STORE here)."""
+    configured = tmp_path / "configured.db"
+    home = tmp_path / "home"
+    home.mkdir()
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memwire", "mcp"],
+        env={
+            **{k: v for k, v in os.environ.items() if k != "MEMWIRE_BANK"},
+            "MEMWIRE_HOME": str(home),
+            "MEMWIRE_STORE": f"sqlite:{configured}",
+        },
+        cwd=str(tmp_path),
+    )
+
+    async def main() -> None:
+        async with Client(params, mode="legacy") as client:
+            r = await client.call_tool("memory_retain", {"content": "where the setting says"})
+            assert not r.is_error
+
+    anyio.run(main)
+    with Memory(configured) as memory:
+        found = [r.content for b in memory.banks() for r in memory.memories(bank=b)]
+        assert found == ["where the setting says"]
+    assert not (home / "memory.db").exists()

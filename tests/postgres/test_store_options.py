@@ -75,17 +75,3 @@ def test_serve_on_an_unreachable_database_fails_clearly(
     assert main(["serve", "--port", "0"]) == 1
     err = capsys.readouterr().err
     assert "the database cannot be reached" in err and "hunter2" not in err
-
-
-def test_serve_picks_store_then_db_then_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from memwire.cli import build_parser
-    from memwire.cli.serving import store_of
-
-    monkeypatch.setenv("MEMWIRE_STORE", REFUSED)
-    parse = build_parser().parse_args
-    assert store_of(parse(["serve"])) == REFUSED
-    assert store_of(parse(["serve", "--db", "x.db"])) == "x.db"
-    assert store_of(parse(["--db", "y.db", "serve"])) == "y.db"
-    assert store_of(parse(["serve", "--store", "sqlite:z.db"])) == "sqlite:z.db"
-    monkeypatch.delenv("MEMWIRE_STORE")
-    assert store_of(parse(["serve"])) is None  # the default file

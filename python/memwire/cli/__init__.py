@@ -44,7 +44,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("-V", "--version", action=doctor.VersionAction)
     parser.add_argument(
-        "--db", metavar="PATH", default=None, help="the store file (default: the memwire home)"
+        "--db",
+        metavar="PATH",
+        default=None,
+        help="the store: a file or a postgresql:// URL (default: $MEMWIRE_STORE, else "
+        "memwire.toml, else the memwire home)",
     )
     parser.add_argument("--json", action="store_true", default=False, help="print JSON")
     _common.add_embedder(parser, default=None)

@@ -156,7 +156,9 @@ def add_common(
             "--db",
             metavar="PATH",
             default=argparse.SUPPRESS,
-            help="the store file (default: $MEMWIRE_HOME/memory.db, else the XDG data dir)",
+            help="the store: a file, sqlite:PATH or a postgresql:// URL (default: "
+            '$MEMWIRE_STORE, else store = "..." in memwire.toml in $MEMWIRE_HOME or '
+            "~/.config/memwire, else $MEMWIRE_HOME/memory.db, else the XDG data dir)",
         )
     if embedder:
         add_embedder(parser)

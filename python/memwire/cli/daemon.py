@@ -149,15 +149,17 @@ def state() -> tuple[str, dict[str, Any] | None, str]:
 
 
 def _location(db: str | None) -> str | None:
-    """The store a server started with ``--db db`` serves (``serve`` reads $MEMWIRE_STORE)."""
-    return db or os.environ.get("MEMWIRE_STORE", "").strip() or None
+    """The store a server started with ``--db db`` serves (None: the configured store, which
+    ``serve`` resolves as every door does: $MEMWIRE_STORE, the config file, the default)."""
+    return db
 
 
 def _store_name(location: str | None) -> str:
-    from memwire.locations import default_path
+    from memwire.locations import store_setting
 
     if location is None:
-        return f"the default store {default_path()}"
+        setting = store_setting()
+        return f"the configured store ({_store_name(setting.location)}, from {setting.source})"
     if location.startswith(("postgresql://", "postgres://")):
         return "a PostgreSQL store"
     return location
@@ -167,11 +169,13 @@ def hooks_view(url: str, served_store: str) -> list[tuple[str, str]]:
     """How the hooks, run with this environment, get on with the server at ``url`` that names
     ``served_store`` on /health: ``[(status, what to know or fix), ...]``, status "ok" | "warn"
     | "fail". What the hooks use: $MEMWIRE_URL, else this server when it serves the store they
-    would open themselves ($MEMWIRE_HOME's memory.db), sending $MEMWIRE_TOKEN."""
+    would open themselves (the configured store: $MEMWIRE_STORE, the config file, else
+    $MEMWIRE_HOME's memory.db), sending $MEMWIRE_TOKEN."""
     from urllib.parse import urlsplit
 
-    from memwire.locations import default_path, store_id
+    from memwire.locations import default_store, shown, store_id
 
+    theirs = shown(default_store())
     found: list[tuple[str, str]] = []
     configured = os.environ.get("MEMWIRE_URL", "").strip()
     if configured and configured.lower() not in ("off", "local", "none", "0", "false", "no"):
@@ -188,14 +192,14 @@ def hooks_view(url: str, served_store: str) -> list[tuple[str, str]]:
         found.append(
             (
                 "warn",
-                f"{url} serves another store than the hooks' ({default_path()}), so the hooks "
+                f"{url} serves another store than the hooks' ({theirs}), so the hooks "
                 "ignore it and open their store themselves (slower, same memories): to share "
                 "it, 'memwire daemon stop', then 'memwire daemon start' without --db, or run "
                 "the host with MEMWIRE_HOME set to the directory of the server's store",
             )
         )
         return found
-    found.append(("ok", f"serves the hooks' store ({default_path()})"))
+    found.append(("ok", f"serves the hooks' store ({theirs})"))
     parts = urlsplit(url)
     token = os.environ.get("MEMWIRE_TOKEN") or None
     status = _http.access(parts.hostname or "127.0.0.1", parts.port or 80, token)

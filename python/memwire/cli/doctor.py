@@ -139,21 +139,37 @@ class VersionAction(argparse.Action):
 
 
 def check_store(path: str | None, full: bool = False) -> tuple[list[Check], Path | None]:
-    from memwire.locations import default_path
+    from memwire.errors import InvalidInputError
+    from memwire.locations import shown, store_setting
     from memwire.memory import Memory
 
-    if path == ":memory:":
-        return [_check("store", "ok", "ephemeral (:memory:)")], None
-    file = Path(path).expanduser() if path else default_path()
-    checks = []
-    if not file.exists():
-        return [_missing_store(file)], None
-    size = file.stat().st_size
-    checks.append(
-        _check("store path", "ok", f"{file} ({size:,} bytes)", path=str(file), bytes=size)
-    )
     try:
-        with Memory(file) as memory:
+        setting = store_setting(path)
+    except InvalidInputError as exc:  # the config file is unreadable
+        return [_check("store setting", "fail", str(exc))], None
+    location = setting.location
+    checks = [
+        _check(
+            "store setting",
+            "ok",
+            f"{shown(location)} (from {setting.source})",
+            location=shown(location),
+            source=setting.source,
+        )
+    ]
+    if location == ":memory:":
+        return [*checks, _check("store", "ok", "ephemeral (:memory:)")], None
+    file: Path | None = None
+    if not location.startswith(("postgresql://", "postgres://")):
+        file = Path(location.removeprefix("sqlite:")).expanduser()
+        if not file.exists():
+            return [*checks, _missing_store(file)], None
+        size = file.stat().st_size
+        checks.append(
+            _check("store path", "ok", f"{file} ({size:,} bytes)", path=str(file), bytes=size)
+        )
+    try:
+        with Memory(location) as memory:
             names = memory.banks()
             total = sum(int(memory.stats(bank=b).get("count", 0)) for b in names)
             if full:

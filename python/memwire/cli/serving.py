@@ -32,8 +32,9 @@ def register(commands: Any) -> None:
         metavar="LOCATION",
         default=None,
         help="where the memories live: a postgresql:// URL (one database any number of servers "
-        "share, docs/scaling.md), sqlite:PATH or a file path (default: $MEMWIRE_STORE, else "
-        "--db, else the memwire home)",
+        "share, docs/scaling.md), sqlite:PATH or a file path (default: --db, else "
+        '$MEMWIRE_STORE, else store = "..." in memwire.toml in $MEMWIRE_HOME or '
+        "~/.config/memwire, else the memwire home's memory.db)",
     )
     add_common(serve, json_flag=False, embedder=True)
     serve.set_defaults(run=run_serve)
@@ -94,15 +95,14 @@ def token_of(args: argparse.Namespace) -> str | None:
 
 
 def store_of(args: argparse.Namespace) -> str | None:
-    """The store to serve: ``--store``, else ``--db``, else ``$MEMWIRE_STORE`` (None: the
+    """The store named on the command line: ``--store`` or ``--db`` (None: the configured one,
+    :func:`memwire.locations.store_setting`: ``$MEMWIRE_STORE``, the config file, the
     default file)."""
     store: str | None = getattr(args, "store", None)
     db = db_path(args)
     if store is not None and db is not None:
         raise CommandError("give --store or --db, not both", EXIT_USAGE)
-    if store is not None or db is not None:
-        return store if store is not None else db
-    return os.environ.get("MEMWIRE_STORE", "").strip() or None
+    return store if store is not None else db
 
 
 def run_serve(args: argparse.Namespace) -> int:

@@ -44,7 +44,7 @@ from memwire.errors import (
     SnapshotError,
     StorageError,
 )
-from memwire.locations import default_path
+from memwire.locations import default_path, default_store
 from memwire.memory.as_of import as_of_moment, versions_view
 from memwire.memory.background import Snapshotter
 from memwire.memory.bank_state import BankState, Member, fit_vectors, is_lookup
@@ -77,6 +77,7 @@ from memwire.store import (
     open_store,
     space_mismatch,
 )
+from memwire.store.watchable import Watchable
 
 if TYPE_CHECKING:
     from memwire._kernel.contract import BankIndex, Kernel
@@ -118,8 +119,10 @@ def _retagged(first_seq: int, last_seq: int, added: Additions, removed: Sequence
 class Memory:
     """Durable memory for agents: banks of memories, recalled by relevance.
 
-    ``path``: ``None`` for the default store (:func:`default_path`), ``":memory:"`` for an
-    ephemeral one, else a file path. ``store``: any :class:`memwire.store.Store` instead of a
+    ``path``: ``None`` for the configured store (``$MEMWIRE_STORE``, else ``store`` in the
+    config file ``memwire.toml``, else the default file :func:`default_path`; see
+    :mod:`memwire.locations`), ``":memory:"`` for an ephemeral one, a ``postgresql://`` URL,
+    else a file path. ``store``: any :class:`memwire.store.Store` instead of a
     path (the two exclude each other); the Memory owns it and closes it in :meth:`close`.
     ``backend``: ``None`` for the process-wide kernel (``MEMWIRE_BACKEND``), or ``"rust"`` /
     ``"python"``. ``embedder``: the store-wide default embedder, which a new bank takes
@@ -167,11 +170,12 @@ class Memory:
                 )
             self._store: Store = store
         else:
-            self._store = open_store(default_path() if path is None else path)
+            self._store = open_store(default_store() if path is None else path)
         self._ephemeral = not self._store.durable
         self._lock = threading.Lock()
         self._banks: dict[str, BankState] = {}
         self._closed = False
+        self._watching = False
         self._snapshotter = Snapshotter(self._build_graph, self._snapshot, self._sweep_bank)
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -299,9 +303,40 @@ class Memory:
                 state = self._banks[name] = BankState(name)
             return state
 
+    def _watch(self) -> None:
+        """Once an index is loaded, have a store shared with other processes tell this one of
+        their writes (:meth:`_on_change`), so that recalls find the index already current."""
+        with self._lock:
+            if self._watching or self._closed or not isinstance(self._store, Watchable):
+                return
+            self._watching = True
+        self._store.watch(self._on_change)
+
+    def _on_change(self, bank_id: int | None, seq: int) -> None:
+        """Bring the loaded index of ``bank_id`` (None: of every bank) up to ``seq`` (from the
+        store's thread; a bank not loaded here is left alone until a recall needs it)."""
+        with self._lock:
+            if self._closed:
+                return
+            states = [
+                s
+                for s in self._banks.values()
+                if s.index is not None and (bank_id is None or s.bank_id == bank_id)
+            ]
+        for state in states:
+            if bank_id is not None and seq and state.applied >= seq:
+                continue  # this process's own write, or one already replayed
+            try:
+                with state.lock.write():
+                    if state.index is not None and not self._closed:
+                        self._current(state)
+            except MemwireError as exc:  # the next recall catches up itself
+                log.debug("bank %r not brought up to date: %s", state.name, exc)
+
     def _load(self, state: BankState, bank_id: int, dim: int, use_snapshot: bool = True) -> None:
         """Build ``state``'s index (``dim``: the bank's recorded vector dimension): the stored
         snapshot (if usable) plus a replay."""
+        self._watch()
         state.clear()
         state.bank_id = bank_id
         index: BankIndex | None = None

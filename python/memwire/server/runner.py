@@ -211,7 +211,8 @@ def serve(
     command). The Memory (kernel, numpy) and its embedder load with the first request that
     needs them, or, with ``warm``, in the background right after start."""
     check_bind(host, token)
-    from memwire.store import default_path, open_store
+    from memwire.locations import default_store
+    from memwire.store import open_store
 
     logging.basicConfig(level=logging.WARNING, format="memwire: %(levelname)s %(message)s")
     from memwire.config import default_tier
@@ -232,7 +233,7 @@ def serve(
             tiers.check_installed(tier)
         except EmbedExtraMissing as exc:
             raise ServeRefused(str(exc)) from None
-    memory = LazyMemory(open_store(default_path() if db is None else db), embedder=tier)
+    memory = LazyMemory(open_store(default_store() if db is None else db), embedder=tier)
     try:
         server = make_server(
             cast("Memory", memory),

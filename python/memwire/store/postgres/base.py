@@ -1,7 +1,15 @@
-"""The PostgreSQL plumbing: the schema, one connection (reconnected when it breaks), and the
-transaction helpers that turn serialization failures and deadlocks into bounded retries and every
-:class:`psycopg.Error` into an opaque :class:`~memwire.errors.StorageError` (the detail, which may
-contain SQL or the URL, goes to the ``memwire.store`` logger at debug level).
+"""The PostgreSQL plumbing: the schema, a small pool of connections (each reconnected when it
+breaks), the change notifications, and the transaction helpers that turn serialization failures
+and deadlocks into bounded retries and every :class:`psycopg.Error` into an opaque
+:class:`~memwire.errors.StorageError` (the detail, which may contain SQL or the URL, goes to the
+``memwire.store`` logger at debug level): a full disk or another exhausted resource on the
+server (SQLSTATE class 53) and an I/O error (58030) into
+:class:`~memwire.errors.StorageFullError`.
+
+Every write that moves a bank's ``last_seq`` sends ``pg_notify(channel, "<bank id> <seq>")`` in
+its transaction (delivered at commit, never for a rolled-back write); the channel is the
+store's (its schema's), so stores sharing a database do not hear each other
+(:mod:`~memwire.store.postgres.listen` is the other end).
 
 Isolation: writes run in READ COMMITTED and take the bank's row lock (``SELECT ... FOR NO KEY
 UPDATE``) before anything else, so the writes of one bank are serialised across every process
@@ -13,25 +21,41 @@ transaction: one consistent view, as SQLite's WAL read transaction gives.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
+import queue
 import random
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from memwire._dist import install_hint
-from memwire.errors import InvalidInputError, MemwireError, StorageError, StoreUnavailableError
+from memwire.errors import (
+    InvalidInputError,
+    MemwireError,
+    StorageError,
+    StorageFullError,
+    StoreUnavailableError,
+)
 from memwire.store.archive_sql import ARCHIVE_TABLE
+from memwire.store.postgres.listen import Listener, OnChange
+from memwire.store.postgres.options import poll_interval_of, pool_size_of
 from memwire.store.protocol import CLOSED
 from memwire.store.tag_case import fold_stored_tags
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["SCHEMA_VERSION", "PostgresBase", "load_psycopg"]
+__all__ = [
+    "NOTIFY",
+    "SCHEMA_VERSION",
+    "PostgresBase",
+    "load_psycopg",
+    "resource_failure",
+]
 
 log = logging.getLogger("memwire.store")
 
@@ -52,7 +76,19 @@ _CONNECT_DEFAULTS: dict[str, Any] = {
 }
 # A lock id of our own for schema creation (two servers starting at once on one database).
 _SCHEMA_LOCK = 0x6D656D77  # "memw"
+NOTIFY = "SELECT pg_notify(%s, %s)"
 _RETRIED = frozenset({"40001", "40P01"})  # serialization_failure, deadlock_detected
+_DISK_FULL = (
+    "the database server's disk is full; free space and retry (nothing of this request was written)"
+)
+_NO_RESOURCES = (
+    "the database server ran out of a resource (memory, connections or a configured limit); "
+    "retry later (nothing of this request was written)"
+)
+_IO_ERROR = (
+    "the database server failed to read or write its disk (an I/O error); check it and retry "
+    "(nothing of this request was written)"
+)
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 T = TypeVar("T")
@@ -156,6 +192,29 @@ def load_psycopg() -> ModuleType:
     return psycopg
 
 
+def resource_failure(sqlstate: str | None) -> str | None:
+    """The message of a server out of disk or another resource (SQLSTATE class 53,
+    insufficient_resources, 53100 disk_full) or failing its disk (58030 io_error), else None."""
+    if sqlstate is None:
+        return None
+    if sqlstate == "53100":
+        return _DISK_FULL
+    if sqlstate.startswith("53"):
+        return _NO_RESOURCES
+    if sqlstate == "58030":
+        return _IO_ERROR
+    return None
+
+
+def channel_of(schema: str) -> str:
+    """The notification channel of the store in ``schema`` (at most 63 bytes, PostgreSQL's
+    identifier limit; a long schema name is hashed)."""
+    name = f"memwire:{schema}"
+    if len(name.encode("utf-8")) <= 63:
+        return name
+    return "memwire:" + hashlib.sha256(schema.encode("utf-8")).hexdigest()[:40]
+
+
 def _is_url(location: str) -> bool:
     return location.startswith(("postgresql://", "postgres://"))
 
@@ -166,17 +225,31 @@ class _Link:
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.conn: psycopg.Connection[Any] | None = None
+        self.pid: int | None = None  # the server process of ``conn``
 
 
 class PostgresBase:
-    """One connection to the database, guarded by a lock, with the schema in place.
+    """A pool of connections to the database, with the schema in place.
 
     ``url``: a libpq connection URL (``postgresql://user:password@host:port/db``); it is never
     logged nor put in an error. ``schema``: the PostgreSQL schema holding memwire's tables
     (created if missing; default: the connection's ``search_path``, normally ``public``).
+    ``pool_size``: how many connections this store opens at most for its calls (opened as
+    concurrent calls need them; default ``$MEMWIRE_PG_POOL_SIZE``, else 4), so that the
+    recalls of a server's threads do not queue on one connection; one more is opened for
+    snapshot uploads and loads, and one by a :meth:`watch`. ``poll_interval``: seconds between
+    the checks of every watched bank that back up the notifications (default
+    ``$MEMWIRE_PG_POLL_SECONDS``, else 30).
     """
 
-    def __init__(self, url: str, *, schema: str | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str | None = None,
+        pool_size: int | None = None,
+        poll_interval: float | None = None,
+    ) -> None:
         if not isinstance(url, str) or not _is_url(url.strip()):
             raise InvalidInputError("a PostgreSQL store needs a postgresql:// URL")
         if schema is not None and (
@@ -185,17 +258,26 @@ class PostgresBase:
             raise InvalidInputError(
                 "schema must be a lower-case SQL identifier (letters, digits, underscores)"
             )
+        size = pool_size_of(pool_size)
+        self._poll = poll_interval_of(poll_interval)
+        self._listener: Listener | None = None
         self._pg = load_psycopg()
         self._url = url.strip()
         self._schema = schema
-        # Two connections: one for everything, one opened on first use for snapshot uploads
-        # and loads (100+ MiB), so that those never hold up the retains and recalls of the
-        # process behind them.
-        self._main = _Link()
+        self._channel = ""  # set by the first connection's setup
+        # The pool: links taken by one call at a time, most recently used first (so a quiet
+        # process keeps using one warm connection; the others open only under concurrency).
+        # Plus one link opened on first use for snapshot uploads and loads (100+ MiB), so that
+        # those never hold up the retains and recalls of the process behind them.
+        self._links = [_Link() for _ in range(size)]
+        self._idle: queue.LifoQueue[_Link] = queue.LifoQueue()
+        for link in reversed(self._links):
+            self._idle.put(link)
         self._bulk = _Link()
         self._closed = False
-        with self._main.lock:
-            self._connection(self._main)
+        first = self._links[0]
+        with first.lock:
+            self._connection(first)
 
     @property
     def durable(self) -> bool:
@@ -233,6 +315,9 @@ class PostgresBase:
                 sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self._schema))
             )
             conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self._schema)))
+        if not self._channel:
+            current = conn.execute("SELECT current_schema()").fetchone()
+            self._channel = channel_of(str(current[0] if current and current[0] else "public"))
         found = self._version(conn)
         if found == SCHEMA_VERSION:
             return
@@ -290,6 +375,7 @@ class PostgresBase:
         if link.conn is None:
             try:
                 link.conn = self._connect()
+                link.pid = link.conn.info.backend_pid
             except self._pg.Error as exc:  # the schema setup failed on a live connection
                 log.debug("postgres setup failed: %s", exc)
                 raise StorageError("the store could not be opened") from None
@@ -301,6 +387,7 @@ class PostgresBase:
             with contextlib.suppress(Exception):
                 link.conn.close()
             link.conn = None
+        link.pid = None
 
     # -- transactions ------------------------------------------------------------------------
 
@@ -318,8 +405,7 @@ class PostgresBase:
         deadline = time.monotonic() + RETRY_DEADLINE_S
         delay = 0.005
         fresh_retry = True
-        link = self._bulk if bulk else self._main
-        with link.lock:
+        with self._link(bulk) as link, link.lock:
             while True:
                 conn = self._connection(link)
                 started = False
@@ -335,14 +421,17 @@ class PostgresBase:
                     self._rollback(conn, link)
                     raise
                 except pg.Error as exc:
-                    broken = conn.closed or isinstance(
-                        exc, (pg.OperationalError, pg.InterfaceError)
+                    state = getattr(exc, "sqlstate", None)
+                    # psycopg makes class 53 (a full disk...) an OperationalError, but the
+                    # connection is fine and the transaction was rolled back.
+                    full = resource_failure(state)
+                    broken = conn.closed or (
+                        full is None and isinstance(exc, (pg.OperationalError, pg.InterfaceError))
                     )
                     if broken:
                         self._drop(link)
                     else:
                         self._rollback(conn, link)
-                    state = getattr(exc, "sqlstate", None)
                     if state in _RETRIED and time.monotonic() < deadline:
                         log.debug("store contention during %s, retrying: %s", what, state)
                         time.sleep(delay * (0.5 + random.random()))
@@ -361,10 +450,32 @@ class PostgresBase:
                     log.debug("store failure during %s: %r", what, exc)
                     if broken:
                         raise StoreUnavailableError(UNREACHABLE) from None
+                    if full is not None:  # rolled back above: nothing of it was written
+                        raise StorageFullError(full) from None
                     raise StorageError(f"the store failed during {what}") from None
                 except BaseException:
                     self._rollback(conn, link)
                     raise
+
+    @contextlib.contextmanager
+    def _link(self, bulk: bool) -> Iterator[_Link]:
+        """A link for one call: the bulk one, or one of the pool's (waiting for a free one
+        when every connection is busy)."""
+        if bulk:
+            yield self._bulk
+            return
+        if self._closed:
+            raise StorageError(CLOSED)
+        link = self._idle.get()
+        try:
+            yield link
+        finally:
+            self._idle.put(link)
+
+    def _notify(self, conn: psycopg.Connection[Any], bank_id: int, seq: int) -> None:
+        """Tell every process watching this store that ``bank_id`` moved to ``seq`` (sent
+        at commit; call inside the write's transaction)."""
+        conn.execute(NOTIFY, (self._channel, f"{bank_id} {seq}"))
 
     def _rollback(self, conn: psycopg.Connection[Any], link: _Link) -> None:
         if conn.closed:
@@ -391,8 +502,32 @@ class PostgresBase:
         """``fn``, one statement, in autocommit (no BEGIN/COMMIT round trips)."""
         return self._run(fn, what, None)
 
+    # -- change notifications ----------------------------------------------------------------
+
+    def watch(self, on_change: OnChange) -> None:
+        """Call ``on_change(bank_id, seq)`` from a thread of this store whenever any process
+        commits a write that moves a bank to ``seq`` (0: the bank was deleted), and
+        ``on_change(None, 0)`` ("check every bank") after each (re)connection of the listening
+        connection and every ``poll_interval`` seconds (:mod:`~memwire.store.postgres.listen`).
+        Once per store; stopped by :meth:`close`."""
+        if self._closed:
+            raise StorageError(CLOSED)
+        if self._listener is not None:
+            raise InvalidInputError("this store is already watched")
+        self._listener = Listener(
+            self._connect, self._channel, on_change, self._poll, self._sent_here
+        )
+        self._listener.start()
+
+    def _sent_here(self, pid: int) -> bool:
+        """Whether server process ``pid`` is one of this store's connections: the caller of a
+        write through this store applies it itself (:meth:`memwire.Memory._apply`)."""
+        return any(link.pid == pid for link in self._links)
+
     def close(self) -> None:
         self._closed = True
-        for link in (self._main, self._bulk):
+        if self._listener is not None:
+            self._listener.stop()
+        for link in (*self._links, self._bulk):
             with link.lock:
                 self._drop(link)

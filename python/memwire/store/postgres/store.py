@@ -20,7 +20,7 @@ from memwire._dates import format_utc, now_utc
 from memwire.errors import ConflictError, InvalidInputError, NotFoundError, StorageError
 from memwire.store import archive_sql
 from memwire.store.history import State, check_supersedes, restore_conflict
-from memwire.store.postgres.base import SCHEMA_VERSION, PostgresBase
+from memwire.store.postgres.base import NOTIFY, SCHEMA_VERSION, PostgresBase
 from memwire.store.protocol import (
     EXHAUSTED,
     LIVE,
@@ -240,7 +240,9 @@ class _Plan:
             self.documents[item.document_id] = (item.id, self.seq, item.content_hash)
         self.ids.append(item.id)
 
-    def apply(self, conn: Conn, bank_id: int, dim: int) -> WriteResult:
+    def apply(self, conn: Conn, bank_id: int, dim: int, channel: str) -> WriteResult:
+        """Send the write's statements in one pipeline, its notification on ``channel``
+        included (PostgresBase._notify's, without a round trip of its own)."""
         if self.seq != self.first_seq:
             with conn.pipeline(), conn.cursor() as cur:
                 for ordinal, successor, at in self.archived:
@@ -278,6 +280,7 @@ class _Plan:
                         [(bank_id, tag, ordinal) for ordinal, tag in self.tags],
                     )
                 cur.execute("UPDATE banks SET last_seq = %s WHERE id = %s", (self.seq, bank_id))
+                cur.execute(NOTIFY, (channel, f"{bank_id} {self.seq}"))
         return WriteResult(
             self.bank,
             bank_id,
@@ -364,6 +367,7 @@ class PostgresStore(PostgresBase):
             ):
                 conn.execute(f"DELETE FROM {table} WHERE bank_id = %s", (bank_id,))
             conn.execute("DELETE FROM banks WHERE id = %s", (bank_id,))
+            self._notify(conn, bank_id, 0)
             return True
 
         return self._write(tx, "delete_bank")
@@ -432,7 +436,7 @@ class PostgresStore(PostgresBase):
             plan.read(conn, bank_id, items, imported)
             for item in items:
                 plan.decide(item, imported, extra)
-            return plan.apply(conn, bank_id, dim)
+            return plan.apply(conn, bank_id, dim, self._channel)
 
         return self._write(tx, "retain")
 
@@ -476,6 +480,7 @@ class PostgresStore(PostgresBase):
             removed.append(ordinal)
         if seq != first_seq:
             conn.execute("UPDATE banks SET last_seq = %s WHERE id = %s", (seq, bank_id))
+            self._notify(conn, bank_id, seq)
         return WriteResult(
             bank, bank_id, [v[0] for v in victims], Additions.from_rows([]), removed, first_seq, seq
         )
@@ -533,6 +538,7 @@ class PostgresStore(PostgresBase):
                 (json.dumps(list(tags), ensure_ascii=False), memory_id),
             )
             conn.execute("UPDATE banks SET last_seq = %s WHERE id = %s", (seq, bank_id))
+            self._notify(conn, bank_id, seq)
             return WriteResult(
                 bank, bank_id, [memory_id], Additions.from_rows([]), [], first_seq, seq
             )
@@ -583,6 +589,7 @@ class PostgresStore(PostgresBase):
                     [(bank_id, tag, seq) for tag in json.loads(tags)],
                 )
             conn.execute("UPDATE banks SET last_seq = %s WHERE id = %s", (seq, bank_id))
+            self._notify(conn, bank_id, seq)
             added = _additions([(seq, content, context, vector)])
             return WriteResult(name, bank_id, [memory_id], added, [], first_seq, seq)
 
@@ -622,6 +629,7 @@ class PostgresStore(PostgresBase):
             )
             for table in ("removals", "snapshots", "snapshot_parts"):
                 conn.execute(f"DELETE FROM {table} WHERE bank_id = %s", (bank_id,))
+            self._notify(conn, bank_id, seq)
             return WriteResult(
                 name, bank_id, [memory_id], Additions.from_rows([]), removed, first_seq, seq
             )
@@ -1085,6 +1093,7 @@ class PostgresStore(PostgresBase):
                 conn.execute(f"DELETE FROM {table} WHERE bank_id = %s", (bank_id,))
             # The archive's vectors are of the old space: restored memories come back without.
             conn.execute("UPDATE archive SET vector = NULL WHERE bank_id = %s", (bank_id,))
+            self._notify(conn, bank_id, seq)
             return seq
 
         return self._write(tx, "reembed")
