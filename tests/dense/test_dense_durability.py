@@ -12,6 +12,7 @@ from api_support import run_and_kill
 from dense_support import NOTES, PARAPHRASES, TinyEmbedder, bank_space, recall_rows, stored_vectors
 from memwire import Memory
 from memwire.embed.static import MODEL_ID
+from memwire.store.sqlite import SCHEMA_VERSION
 
 QUERIES = [q for _, q in PARAPHRASES] + ["postgres backups", "staging database port", "𓀀𓀁"]
 
@@ -149,4 +150,4 @@ def test_a_version_1_store_is_upgraded_in_place(db_path: Path, any_backend: str)
         assert [h.id for h in m.recall("upgrade")] == [mid]
         assert m.reembed("default") == 1
     with sqlite3.connect(db_path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 3  # every upgrade ran
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION  # all ran

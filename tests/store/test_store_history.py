@@ -6,9 +6,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import postgres_support
 import pytest
 from memwire.errors import ConflictError, NotFoundError
 from memwire.store import NewMemory, Store
+from memwire.store.postgres import SCHEMA_VERSION as POSTGRES_SCHEMA
 from store_support import SPACE, StoreFactory, day, item, vec
 
 
@@ -312,3 +314,31 @@ def test_the_archive_is_durable(durable_factory: StoreFactory, tmp_path: Path) -
         assert states(store, v2.id) == [("v1", "superseded", v2.id), ("v2", "live", None)]
     finally:
         store.close()
+
+
+def test_a_postgres_store_of_the_previous_schema_opens_with_its_memories(tmp_path: Path) -> None:
+    store = postgres_support.make_store(tmp_path)
+    schema = store._schema  # type: ignore[attr-defined]
+    kept = item("a memory from before history", tags=["old"])
+    store.write("b", [kept])
+    store.close()
+    with postgres_support.connect() as conn:  # as the previous version left it
+        conn.execute(f"DROP TABLE {schema}.archive")
+        conn.execute(
+            f"UPDATE {schema}.memwire_meta SET value = %s WHERE key = 'schema_version'",
+            (str(POSTGRES_SCHEMA - 1),),
+        )
+    store = postgres_support.reopen_store(tmp_path)
+    try:
+        row = store.get(kept.id)
+        assert row is not None and (row.content, row.tags) == (kept.content, ("old",))
+        new = dataclasses.replace(item("a memory after history"), supersedes=(kept.id,))
+        store.write("b", [new])
+        assert states(store, new.id)[0] == (kept.content, "superseded", new.id)
+    finally:
+        store.close()
+    with postgres_support.connect() as conn:
+        version = conn.execute(
+            f"SELECT value FROM {schema}.memwire_meta WHERE key = 'schema_version'"
+        ).fetchone()
+    assert version == (str(POSTGRES_SCHEMA),)

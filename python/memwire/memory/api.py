@@ -18,6 +18,7 @@ import os
 import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
@@ -810,7 +811,7 @@ class Memory:
         tags: Iterable[str] | None = None,
         exclude_tags: Iterable[str] | None = None,
         min_score: float | None = None,
-        as_of: object = None,
+        as_of: datetime | str | None = None,
     ) -> list[Hit]:
         """The memories of ``bank`` most relevant to ``query``, best first.
 

@@ -229,17 +229,13 @@ class ReferenceStore:
     def _find(self, memory_id: str, draft: _Bank | None = None) -> Row | None:
         """The row of ``memory_id``, live or archived, in any bank (``draft`` in place of its
         bank)."""
-        for found in self._banks.values():
-            if draft is not None and found.name == draft.name:
-                found = draft
+        banks = [b for b in self._banks.values() if draft is None or b.name != draft.name]
+        for found in banks if draft is None else [draft, *banks]:
             ordinal = found.by_id.get(memory_id)
             if ordinal is not None:
                 return found.rows[ordinal].row
             if memory_id in found.archive:
                 return found.archive[memory_id].row
-        if draft is not None and draft.name not in self._banks:
-            ordinal = draft.by_id.get(memory_id)
-            return None if ordinal is None else draft.rows[ordinal].row
         return None
 
     # -- banks -------------------------------------------------------------------------------
