@@ -1,15 +1,31 @@
 """Memory that changes over HTTP (issue 17): supersede, update, history, as_of, trash, restore,
-purge, over a real server. Every route's errors are 4xx with the API's message and change
-nothing."""
+purge, over a real server, on the SQLite store and on the PostgreSQL one (tests/postgres_support:
+skipped without a server, failed when one is required). Every route's errors are 4xx with the
+API's message and change nothing."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from memwire.memory import Memory
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def memory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Memory]:
+    """The served Memory (the server fixtures of conftest.py take this one)."""
+    if request.param == "postgres":
+        from postgres_support import make_store
+
+        with Memory(store=make_store(tmp_path)) as mem:
+            yield mem
+        return
+    with Memory(tmp_path / "memory.db") as mem:
+        yield mem
 
 
 def retain(client: httpx.Client, bank: str, content: str, **fields: object) -> str:
