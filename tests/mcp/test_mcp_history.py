@@ -120,3 +120,14 @@ def test_streamable_http_and_the_same_errors_as_http(tmp_path: Path) -> None:
                 assert mcp == http.json()["error"]
 
         anyio.run(main)
+
+
+def test_hints_say_which_tools_a_repeat_changes() -> None:
+    from memwire.server.mcp_server import TOOLS
+
+    hints = {t.name: t.annotations for t in TOOLS}
+    for name in ("memory_update", "memory_restore", "memory_purge"):
+        annotations = hints[name]
+        assert annotations is not None and annotations.idempotent_hint is False, name
+    purge = hints["memory_purge"]
+    assert purge is not None and purge.destructive_hint is True

@@ -233,6 +233,8 @@ SPECS: tuple[ToolSpec, ...] = (
         "now; updating a memory that is not live is a conflict error naming its status.",
         ops.update,
         read_only=False,
+        # A repeated content update meets the superseded version: a conflict, not a no-op.
+        idempotent=False,
     ),
     ToolSpec(
         "memory_history",
