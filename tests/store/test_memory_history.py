@@ -219,3 +219,29 @@ def test_purge_removes_every_trace(mem: Memory) -> None:
     assert mem.purge(new, bank="other") is False
     assert mem.purge(new) is True and mem.memories() == []
     mem.vacuum()
+
+
+def test_a_bank_with_trash_is_swept_alone_when_first_loaded(
+    store_factory: StoreFactory, tmp_path: Path, backend: str
+) -> None:
+    """A load sweeps expired trash in the background and writes no snapshot for it."""
+    if store_factory.reopen is None:
+        pytest.skip("needs a store that outlives its Memory")
+    with Memory(store=store_factory.make(tmp_path), backend=backend) as first:
+        first.set_config("default", {"trash_days": 0})
+        kept = first.retain("kept")
+        gone = first.retain("trashed long ago")
+        first.set_config("default", {"trash_days": 30})
+        first.forget(gone)
+        first.set_config("default", {"trash_days": 0})  # now past its time
+        first._closed = True  # no snapshot at close: the next Memory loads from the rows
+        first._snapshotter.stop()
+        first._store.close()
+    with Memory(store=store_factory.reopen(tmp_path), backend=backend) as second:
+        saved: list[str] = []
+        second._snapshotter._snapshot = saved.append  # type: ignore[method-assign]
+        assert ids(second.recall("kept")) == [kept]  # the first load of the bank
+        second._snapshotter.drain()
+        with pytest.raises(NotFoundError):
+            second.get(gone)
+        assert saved == []

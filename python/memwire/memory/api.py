@@ -326,7 +326,7 @@ class Memory:
         self._replay(state, reload_on_gap=use_snapshot)
         if not self._closed and self._store.trash_rows(state.name, 1, 0):
             # Expired trash is swept at a bank's first load in a process and with its snapshots.
-            self._snapshotter.request(state.name, sweep=True)
+            self._snapshotter.request(state.name, only_sweep=True)
 
     def _reload(self, state: BankState, use_snapshot: bool) -> None:
         """Load ``state`` again from the store's current head."""

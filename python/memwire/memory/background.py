@@ -42,6 +42,7 @@ class Snapshotter:
         self._sweep = sweep
         self._pending: list[str] = []
         self._sweeps: set[str] = set()  # pending banks to sweep first
+        self._only_sweep: set[str] = set()  # pending banks asked for a sweep alone
         self._busy = False  # a bank is being worked on
         self._cv = threading.Condition()
         self._stop = False
@@ -52,12 +53,18 @@ class Snapshotter:
         self._retry_at: dict[str, float] = {}  # banks waiting to retry: monotonic due time
         self._working: tuple[str, float] | None = None  # bank, monotonic start
 
-    def request(self, bank: str, sweep: bool = False) -> None:
+    def request(self, bank: str, sweep: bool = False, only_sweep: bool = False) -> None:
+        """Work on ``bank``: its graph and snapshot (and first a sweep, with ``sweep``), or
+        with ``only_sweep`` just the sweep (unless the bank is asked for more meanwhile)."""
         with self._cv:
             if self._stop:
                 return
-            if sweep:
+            if sweep or only_sweep:
                 self._sweeps.add(bank)
+            if only_sweep and bank not in self._pending and bank not in self._retry_at:
+                self._only_sweep.add(bank)
+            elif not only_sweep:
+                self._only_sweep.discard(bank)
             if bank in self._pending or bank in self._retry_at:  # a retry is already due later
                 return
             self._pending.append(bank)
@@ -91,11 +98,13 @@ class Snapshotter:
                     return
                 sweep = bank in self._sweeps
                 self._sweeps.discard(bank)
+                only = bank in self._only_sweep
+                self._only_sweep.discard(bank)
                 self._busy = True
                 self._working = (bank, time.monotonic())
             failures = 0
             try:
-                jobs = [("graph", self._build_graph), ("snapshot", self._snapshot)]
+                jobs = [] if only else [("graph", self._build_graph), ("snapshot", self._snapshot)]
                 if sweep and self._sweep is not None:
                     jobs.insert(0, ("sweep", self._sweep))
                 for job, run in jobs:
