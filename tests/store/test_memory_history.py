@@ -245,3 +245,21 @@ def test_a_bank_with_trash_is_swept_alone_when_first_loaded(
         with pytest.raises(NotFoundError):
             second.get(gone)
         assert saved == []
+
+
+def test_another_process_sees_a_change_of_tags(
+    durable_factory: StoreFactory, tmp_path: Path, backend: str
+) -> None:
+    """A retag adds and removes nothing in the index: a reader's cached tag filter must still
+    notice it (the change's seq tells it)."""
+    assert durable_factory.reopen is not None
+    with (
+        Memory(store=durable_factory.make(tmp_path), backend=backend) as writer,
+        Memory(store=durable_factory.reopen(tmp_path), backend=backend) as reader,
+    ):
+        memory = writer.retain("the backup job runs nightly", tags=["ops"])
+        assert ids(reader.recall("backup job", tags=["ops"])) == [memory]  # filter cached
+        writer.update(memory, tags=["cron"])
+        assert ids(reader.recall("backup job", tags=["ops"])) == []
+        assert ids(reader.recall("backup job", tags=["cron"])) == [memory]
+        assert ids(reader.recall("backup job", exclude_tags=["cron"])) == []

@@ -1013,7 +1013,8 @@ class Memory:
         return "\n".join(lines)
 
     def get(self, id: str, *, bank: str | None = None) -> Record:
-        """The memory ``id`` (in ``bank``, when given), or :class:`NotFoundError`."""
+        """The memory ``id`` (in ``bank``, when given), live, superseded or trashed (see its
+        ``status``), or :class:`NotFoundError` (never stored, deleted or purged)."""
         self._check_open()
         memory_id = check_id(id)
         name = None if bank is None else clean_bank(bank)
@@ -1024,7 +1025,7 @@ class Memory:
         return record_of(row)
 
     def memories(self, *, bank: str = "default", limit: int = 50, offset: int = 0) -> list[Record]:
-        """A page of the bank's memories, newest ``created_at`` first."""
+        """A page of the bank's live memories, newest ``created_at`` first."""
         self._check_open()
         name = clean_bank(bank)
         count = check_int(limit, "limit", 1, MAX_LIST_LIMIT)
