@@ -308,3 +308,37 @@ def test_every_new_route_takes_a_bank_with_a_slash(client: httpx.Client, bank: s
     # DELETE of the bank itself still deletes the bank, "owner/trash" too.
     assert client.delete(f"/banks/{bank}").json() == {"bank": name, "deleted": True}
     assert client.get(f"/banks/{bank}/stats").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "name"),
+    [
+        ("PATCH", "/banks/e/memories/{id}", "update"),
+        ("GET", "/banks/e/memories/{id}/history", "history"),
+        ("GET", "/banks/e/trash", "trash"),
+        ("POST", "/banks/e/trash/{id}/restore", "restore"),
+        ("POST", "/banks/e/memories/{id}/purge", "purge"),
+        ("POST", "/banks/e/trash/empty", "empty_trash"),
+    ],
+)
+def test_a_storage_failure_is_an_opaque_500(
+    client: httpx.Client,
+    memory: Memory,
+    monkeypatch: pytest.MonkeyPatch,
+    method: str,
+    path: str,
+    name: str,
+) -> None:
+    """No SQL, path or traceback reaches the client: the message is the same opaque one."""
+    import sqlite3
+
+    memory_id = retain(client, "e", "a memory to fail on")
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise sqlite3.OperationalError("no such table: /secret/path/memwire.db archive")
+
+    monkeypatch.setattr(memory, name, broken)
+    body = {"tags": ["x"]} if method == "PATCH" else None
+    r = client.request(method, path.format(id=memory_id), json=body)
+    assert r.status_code == 500 and r.json() == {"error": "internal error"}
+    assert listed(client, "e") == [memory_id]
