@@ -14,3 +14,10 @@ def outside_any_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     outside.mkdir()
     monkeypatch.chdir(outside)
     monkeypatch.delenv("MEMWIRE_BANK", raising=False)
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A store path in this test's folder, with the memwire home beside it."""
+    monkeypatch.setenv("MEMWIRE_HOME", str(tmp_path / "home"))
+    return str(tmp_path / "memory.db")

@@ -13,12 +13,6 @@ from memwire.__main__ import main
 from memwire.memory import Memory
 
 
-@pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setenv("MEMWIRE_HOME", str(tmp_path / "home"))
-    return str(tmp_path / "memory.db")
-
-
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
@@ -81,8 +75,10 @@ def test_retain_recall_reflect_get_forget(db: str, capsys: pytest.CaptureFixture
 
     assert run(capsys, "forget", memory_id, "--db", db)[0] == 0
     code, _, err = run(capsys, "forget", memory_id, "--db", db)
-    assert code == 3 and "no memory" in err
-    assert run(capsys, "get", memory_id, "--db", db)[0] == 0  # in the trash (issue 17)
+    assert code == 3 and "is not live (it is trashed)" in err
+    code, out, _ = run(capsys, "get", memory_id, "--db", db)  # in the trash, restorable
+    assert code == 0 and "status:      trashed" in out
+    assert run(capsys, "get", "mem_nope", "--db", db)[0] == 3
 
 
 def test_retain_from_stdin(

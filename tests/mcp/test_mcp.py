@@ -27,6 +27,11 @@ TOOLS = {
     "memory_get": (True, False),
     "memory_forget": (False, True),
     "memory_bank_config_get": (True, False),
+    "memory_update": (False, False),
+    "memory_history": (True, False),
+    "memory_trash": (True, False),
+    "memory_restore": (False, False),
+    "memory_purge": (False, True),
 }
 MODES = ["auto", "legacy"]  # the 2026 per-request era and the initialize handshake
 
@@ -73,7 +78,7 @@ async def exercise(client: Client) -> dict[str, Any]:
     r = await client.call_tool("memory_bank_config_get", {})
     assert not r.is_error and r.structured_content == {}
     r = await client.call_tool("memory_forget", {"id": memory_id})
-    assert r.structured_content == {"id": memory_id, "forgotten": True}
+    assert r.structured_content == {"id": memory_id, "forgotten": True, "trashed": True}
     turns = [
         {"speaker": "Ana", "text": "the staging database moved to the new cluster"},
         {"speaker": "Ben", "text": "ok, noted"},

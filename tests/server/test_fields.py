@@ -167,7 +167,7 @@ def assert_schema_matches(schema: dict[str, Any], f: Field, *, nullable: bool) -
     assert schema.get("maxLength") == f.max_length, where
     assert schema.get("maxItems") == f.max_count, where
     if f.kind == "strings":
-        assert schema["items"] == {"type": "string", "maxLength": f.item_max_chars}, where
+        assert schema["items"] == {"type": "string", "maxLength": f.item_max_length}, where
     if f.kind == "turns":
         assert schema["items"] == fields.TURN_SCHEMA, where
     if f.kind == "items":  # a string, or an object of retain's fields (each as the table says)
@@ -195,6 +195,7 @@ HTTP_BODIES = {
     "retain_many": "RetainManyRequest",
     "recall": "RecallRequest",
     "reflect": "ReflectRequest",
+    "empty_trash": "EmptyTrashRequest",
 }
 
 
@@ -273,9 +274,12 @@ CLI_COMMANDS = {
     "forget": "forget",
     "memories": "memories",
     "reembed": "reembed",
+    "update": "update",
+    "history": "history",
+    "purge": "purge",
 }
 # Options of those commands that are not request fields.
-NOT_FIELDS = {"help", "bank", "db", "json", "no_progress", "embedder"}
+NOT_FIELDS = {"help", "bank", "db", "json", "no_progress", "embedder", "yes", "no_tags"}
 
 
 def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
@@ -375,3 +379,14 @@ def test_docs_show_the_table() -> None:
     text = DOCS.read_text(encoding="utf-8")
     assert fields.markdown_table() in text
     assert re.search(r"`min_score`", text)
+
+
+def test_openapi_update_body_is_the_tables_without_the_path_id() -> None:
+    schema = document()["components"]["schemas"]["UpdateRequest"]
+    taken = [f for f in fields_for("update", "http") if f.name != "id"]
+    assert list(schema["properties"]) == [f.name for f in taken] == ["content", "context", "tags"]
+    assert schema["required"] == [] and schema["additionalProperties"] is False
+    for f in taken:
+        assert_schema_matches(schema["properties"][f.name], f, nullable=True)
+    trash = document()["paths"]["/banks/{bank}/trash"]["get"]["parameters"]
+    assert [p["name"] for p in trash] == ["bank", "limit", "offset"]

@@ -60,8 +60,9 @@ def test_retain_fields_and_document_upsert(client: httpx.Client) -> None:
     )
     second = retain(client, "d", "draft two", document_id="doc-1", update_mode="replace")
     assert first != second
-    # the first draft is superseded: kept in its history, out of the listing (issue 17)
-    assert client.get(f"/banks/d/memories/{first}").status_code == 200
+    # The previous revision is history now (issue 17): superseded by the new one.
+    previous = client.get(f"/banks/d/memories/{first}").json()
+    assert previous["status"] == "superseded" and previous["superseded_by"] == second
     assert [m["id"] for m in client.get("/banks/d/memories").json()] == [second]
     record = client.get(f"/banks/d/memories/{second}").json()
     assert record["content"] == "draft two"
@@ -110,10 +111,10 @@ def test_memories_paging_get_forget(client: httpx.Client) -> None:
     assert record["id"] == ids[0] and record["content"] == "memory 0"
     assert record["created_at"].startswith("2024-01-01")
     r = client.delete(f"/banks/m/memories/{ids[0]}")
-    assert r.status_code == 200 and r.json() == {"id": ids[0], "forgotten": True}
+    assert r.status_code == 200
+    assert r.json() == {"id": ids[0], "forgotten": True, "trashed": True}
     assert client.delete(f"/banks/m/memories/{ids[0]}").status_code == 404
-    # in the trash now (issue 17): readable, out of the listing
-    assert client.get(f"/banks/m/memories/{ids[0]}").status_code == 200
+    assert client.get(f"/banks/m/memories/{ids[0]}").json()["status"] == "trashed"
     assert [m["id"] for m in client.get("/banks/m/memories").json()] == ids[:0:-1]
     # the memory exists, but not in this bank
     assert client.get(f"/banks/other/memories/{ids[1]}").status_code == 404
@@ -291,7 +292,12 @@ def test_openapi_document_lists_every_route(client: httpx.Client) -> None:
         "/banks/{bank}/reflect": {"post"},
         "/banks/{bank}/config": {"get", "put"},
         "/banks/{bank}/memories": {"get"},
-        "/banks/{bank}/memories/{memory_id}": {"get", "delete"},
+        "/banks/{bank}/memories/{memory_id}": {"get", "delete", "patch"},
+        "/banks/{bank}/memories/{memory_id}/history": {"get"},
+        "/banks/{bank}/memories/{memory_id}/purge": {"post"},
+        "/banks/{bank}/trash": {"get"},
+        "/banks/{bank}/trash/empty": {"post"},
+        "/banks/{bank}/trash/{memory_id}/restore": {"post"},
         "/banks/{bank}/stats": {"get"},
     }
     assert {p: set(ops) for p, ops in doc["paths"].items()} == expected
@@ -397,7 +403,7 @@ def test_unknown_fields_and_query_parameters_are_refused_by_name(client: httpx.C
     assert r.status_code == 400
     assert r.json()["error"] == (
         "unknown field 'tag' for retain; the fields are content, context, created_at, "
-        "document_id, tags, update_mode"
+        "document_id, supersedes, tags, update_mode"
     )
     assert client.get("/banks/s/stats").status_code == 404  # nothing was written
     retain(client, "s", "kept")

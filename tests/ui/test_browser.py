@@ -216,6 +216,7 @@ def test_forget_a_memory_and_see_it_gone_from_recall(
     screenshot("memory")
     by_id(browser, "forget").click()
     wait(browser, lambda d: by_id(browser, "confirm").is_displayed(), "the confirmation")
+    assert "Move this memory to the trash" in by_id(browser, "confirm-message").text
     screenshot("forget-confirm")
     # Cancel keeps it.
     by_id(browser, "confirm-cancel").click()
@@ -231,7 +232,8 @@ def test_forget_a_memory_and_see_it_gone_from_recall(
     hits = search(browser, "deploy key vault")
     assert target not in [h.get_attribute("data-id") for h in hits]
     with server.client() as client:
-        assert client.get(f"/banks/{SMALL_BANK}/memories/{target}").status_code == 404
+        # In the trash (restorable; tests/ui/test_browser_history.py), not in recall.
+        assert client.get(f"/banks/{SMALL_BANK}/memories/{target}").json()["status"] == "trashed"
         agents = client.post(
             f"/banks/{SMALL_BANK}/recall", json={"query": "deploy key vault", "format": "full"}
         ).json()
@@ -286,7 +288,7 @@ def test_plots_and_config(
     assert_clean(browser, server, expected=(400,))
 
 
-def test_export_then_import_restores_a_forgotten_memory(browser: Browser, server: Server) -> None:
+def test_export_then_import_restores_a_purged_memory(browser: Browser, server: Server) -> None:
     assert browser.downloads is not None
     downloads = browser.downloads
     open_bank(browser, server, SMALL_BANK)
@@ -298,10 +300,11 @@ def test_export_then_import_restores_a_forgotten_memory(browser: Browser, server
     wait(browser, lambda d: exported.read_text().count('"content"') == len(stored), "the file")
     lines = [json.loads(x) for x in exported.read_text().splitlines() if x.strip()]
     assert sorted(x["id"] for x in lines if "content" in x) == sorted(m["id"] for m in stored)
-    # Forget one behind the page's back, then import the file: it is back, the rest skipped.
+    # Purge one behind the page's back (a forgotten one would wait in the trash, where
+    # restoring is the way back), then import the file: it is back, the rest skipped.
     gone = stored[0]["id"]
     with server.client() as client:
-        assert client.delete(f"/banks/{SMALL_BANK}/memories/{gone}").status_code == 200
+        assert client.post(f"/banks/{SMALL_BANK}/memories/{gone}/purge").status_code == 200
     by_id(browser, "import-file").send_keys(str(exported))
     wait(
         browser,

@@ -23,6 +23,7 @@ __all__ = ["build_parser", "main"]
 _GROUPS = (
     "serving",
     "records",
+    "revisions",
     "store",
     "transfer",
     "migrate",

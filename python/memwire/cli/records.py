@@ -1,5 +1,5 @@
 """Commands on memories: ``retain``, ``retain-conversation``, ``recall``, ``reflect``, ``get``,
-``forget``, ``memories``."""
+``forget``, ``memories`` (changing, trash and purge: :mod:`memwire.cli.revisions`)."""
 
 from __future__ import annotations
 
@@ -84,8 +84,10 @@ def register(commands: Any) -> None:
 
     p = commands.add_parser(
         "forget",
-        help="delete one memory",
-        description="Delete one memory. Exit code 3 when there is no such memory.",
+        help="move one memory to the trash",
+        description="Forget one live memory: it leaves recall and goes to its bank's trash "
+        "(memwire trash lists and restores it) for the bank's trash_days, 30 by default; with "
+        "trash_days 0 it is deleted at once. Exit code 3 when there is no such live memory.",
     )
     add_fields(p, "forget")
     add_bank(p, any_bank=True)
@@ -197,7 +199,8 @@ def run_reflect(args: argparse.Namespace) -> int:
 
 def _show(record: dict[str, Any]) -> str:
     lines = [f"id:          {record['id']}"]
-    for key in ("bank", "created_at", "retained_at", "document_id", "context"):
+    keys = ("bank", "created_at", "retained_at", "document_id", "context", "status")
+    for key in (*keys, "superseded_by", "archived_at"):
         if record.get(key) is not None:
             lines.append(f"{key + ':':<12} {record[key]}")
     if record.get("tags"):
@@ -217,7 +220,8 @@ def run_get(args: argparse.Namespace) -> int:
 def run_forget(args: argparse.Namespace) -> int:
     with open_memory(args) as memory:
         result = ops.forget(memory, args.bank, args.id)
-    emit(args, result, lambda: f"forgot {args.id}")
+    trashed = " (moved to the trash: memwire trash restore ID brings it back)"
+    emit(args, result, lambda: f"forgot {args.id}" + (trashed if result["trashed"] else ""))
     return EXIT_OK
 
 

@@ -399,6 +399,18 @@ def _bank(request: Request) -> str:
     return bank
 
 
+def _memory_id(request: Request) -> str:
+    memory_id: str = request.path_params["memory_id"]
+    return memory_id
+
+
+async def _no_body(request: Request) -> None:
+    """An action on one memory by its path (restore, purge) takes no body: one sent is refused
+    rather than ignored, since it can only be a client's misunderstanding."""
+    if (await request.body()).strip():
+        raise InvalidInputError("this route takes no request body")
+
+
 DOCS_INDEX = {
     "name": "memwire",
     "openapi": "/openapi.json",
@@ -470,20 +482,49 @@ def build_routes(memory: Memory, mcp: LazyMCP | None, store_id: str | None = Non
         return await in_thread(ops.memories, memory, _bank(request), page["limit"], page["offset"])
 
     async def get_memory(request: Request) -> Any:
-        memory_id: str = request.path_params["memory_id"]
-        return await in_thread(ops.get, memory, _bank(request), memory_id)
+        return await in_thread(ops.get, memory, _bank(request), _memory_id(request))
 
     async def forget_memory(request: Request) -> Any:
-        memory_id: str = request.path_params["memory_id"]
-        return await in_thread(ops.forget, memory, _bank(request), memory_id)
+        return await in_thread(ops.forget, memory, _bank(request), _memory_id(request))
 
     async def bank_stats(request: Request) -> Any:
         return await in_thread(ops.stats, memory, _bank(request))
 
+    async def update_memory(request: Request) -> Any:
+        body = ops.require_object(await read_json(request))
+        if "id" in body:  # the id is the path's; a second one could only disagree with it
+            raise InvalidInputError("unknown field 'id' for update; the memory id is in the path")
+        body = {**body, "id": _memory_id(request)}
+        return await in_thread(ops.update, memory, _bank(request), body)
+
+    async def memory_history(request: Request) -> Any:
+        return await in_thread(ops.history, memory, _bank(request), _memory_id(request))
+
+    async def list_trash(request: Request) -> Any:
+        page = ops.query_params(request.query_params, "trash")
+        return await in_thread(ops.trash, memory, _bank(request), page["limit"], page["offset"])
+
+    async def restore_memory(request: Request) -> Any:
+        await _no_body(request)
+        return await in_thread(ops.restore, memory, _bank(request), _memory_id(request))
+
+    async def purge_memory(request: Request) -> Any:
+        await _no_body(request)
+        return await in_thread(ops.purge, memory, _bank(request), _memory_id(request))
+
+    async def empty_trash(request: Request) -> Any:
+        raw = await request.body()
+        body = await read_json(request) if raw.strip() else {}
+        return await in_thread(ops.empty_trash, memory, _bank(request), body)
+
     # Bank names may hold "/" (hooks name banks after a repository's owner/repo): the path
     # converter takes it whether the client sends it raw or percent-encoded (Starlette decodes
     # %2F before routing). The suffixes are fixed, so the match is unambiguous; the bare
-    # DELETE /banks/{bank} route comes last so it never shadows a longer one.
+    # DELETE /banks/{bank} route comes last so it never shadows a longer one. No route of a
+    # method ends in a suffix another route of that method could take for a bank name
+    # (memwire._text.clean_bank refuses the names ending in /memories or /memories/<name>):
+    # so emptying the trash is POST .../trash/empty, not DELETE .../trash, which would take
+    # DELETE of a bank named "owner/trash" for it.
     routes = [
         Route("/health", health, methods=["GET"]),
         Route("/openapi.json", endpoint(openapi, query=True), methods=["GET"]),
@@ -500,6 +541,26 @@ def build_routes(memory: Memory, mcp: LazyMCP | None, store_id: str | None = Non
         Route("/banks/{bank:path}/memories/{memory_id}", endpoint(get_memory), methods=["GET"]),
         Route(
             "/banks/{bank:path}/memories/{memory_id}", endpoint(forget_memory), methods=["DELETE"]
+        ),
+        Route(
+            "/banks/{bank:path}/memories/{memory_id}", endpoint(update_memory), methods=["PATCH"]
+        ),
+        Route(
+            "/banks/{bank:path}/memories/{memory_id}/history",
+            endpoint(memory_history),
+            methods=["GET"],
+        ),
+        Route(
+            "/banks/{bank:path}/memories/{memory_id}/purge",
+            endpoint(purge_memory),
+            methods=["POST"],
+        ),
+        Route("/banks/{bank:path}/trash", endpoint(list_trash, query=True), methods=["GET"]),
+        Route("/banks/{bank:path}/trash/empty", endpoint(empty_trash), methods=["POST"]),
+        Route(
+            "/banks/{bank:path}/trash/{memory_id}/restore",
+            endpoint(restore_memory),
+            methods=["POST"],
         ),
         Route("/banks/{bank:path}/stats", endpoint(bank_stats), methods=["GET"]),
         Route("/banks/{bank:path}", endpoint(drop_bank), methods=["DELETE"]),

@@ -242,12 +242,13 @@ def _record(record: Any) -> dict[str, Any]:
 
 def _get(memory: Memory, bank: str, memory_id: str) -> dict[str, Any]:
     try:
-        record = memory.get(memory_id, bank=bank)
+        found = memory.get(memory_id, bank=bank)
     except (NotFoundError, InvalidInputError):
         raise Refused(404, "unknown memory") from None
-    if record.status != "live":  # memory-wire had no history: a forgotten memory is unknown
+    # memory-wire has no history nor trash: a superseded or trashed memory is gone to it.
+    if getattr(found, "status", "live") != "live":
         raise Refused(404, "unknown memory")
-    return _record(record)
+    return _record(found)
 
 
 def _delete(memory: Memory, bank: str, memory_id: str) -> dict[str, Any]:

@@ -128,7 +128,7 @@ class Field:
     min_chars: int | None = None
     max_chars: Length = None
     max_items: Length = None
-    item_max_chars: int | None = None
+    item_max_chars: Length = None
     values: Choices = None
 
     @property
@@ -149,6 +149,11 @@ class Field:
         return _resolve(self.max_items)  # type: ignore[return-value]
 
     @property
+    def item_max_length(self) -> int | None:
+        """The most characters of one item of a ``strings`` field."""
+        return _resolve(self.item_max_chars)  # type: ignore[return-value]
+
+    @property
     def choices(self) -> tuple[str, ...] | None:
         return _resolve(self.values)  # type: ignore[return-value]
 
@@ -157,6 +162,9 @@ RETAIN = ("retain", "retain_many_item")
 """``retain_many_item``: the fields of one object in retain_many's ``items``."""
 RECALL = ("recall",)
 CONVERSATION = ("retain_conversation",)
+UPDATE = ("update",)
+BY_ID = ("update", "history", "restore", "purge")
+"""The operations on one memory by id, besides get and forget (issue 17)."""
 
 TURN_SCHEMA: dict[str, object] = {
     "type": "object",
@@ -256,6 +264,17 @@ FIELDS: tuple[Field, ...] = (
         flags=("--update-mode",),
         metavar="MODE",
         values=lambda: _memory_limits().update_modes,
+    ),
+    Field(
+        "supersedes",
+        "supersedes",
+        "strings",
+        "ids of live memories of this bank that this one replaces: they leave recall and stay "
+        "in its history, in the same transaction as the new memory",
+        RETAIN,
+        flags=("--supersedes",),
+        metavar="ID",
+        item_max_chars=lambda: _memory_limits().id_chars,
     ),
     Field(
         "turns",
@@ -380,14 +399,59 @@ FIELDS: tuple[Field, ...] = (
         low=0,
     ),
     Field(
+        "as_of",
+        "as_of",
+        "string",
+        "recall the memories that were live at this instant (before a later version "
+        "superseded them or they were trashed): an ISO 8601 date or datetime, UTC when it "
+        "names no offset",
+        RECALL,
+        default_help="now",
+        flags=("--as-of",),
+        metavar="WHEN",
+    ),
+    Field(
         "id",
         "id",
         "string",
         "the memory id",
-        ("get", "forget"),
+        ("get", "forget", *BY_ID),
         required=True,
         min_chars=1,
         max_chars=lambda: _memory_limits().id_chars,
+    ),
+    Field(
+        "new_content",
+        "content",
+        "string",
+        "the new text: a new memory (new id, dated now) supersedes this one, which stays in "
+        "its history; redacted like retain's",
+        UPDATE,
+        flags=("--content",),
+        metavar="TEXT",
+        min_chars=1,
+        max_chars=MAX_CONTENT_CHARS,
+    ),
+    Field(
+        "new_context",
+        "context",
+        "string",
+        "the new context: like content, a new version supersedes this one",
+        UPDATE,
+        flags=("--context",),
+        max_chars=MAX_CONTEXT_CHARS,
+    ),
+    Field(
+        "new_tags",
+        "tags",
+        "strings",
+        "the memory's tags, all of them (an empty list removes every tag); changing only the "
+        "tags edits the memory in place, same id",
+        UPDATE,
+        flags=("--tag", "-t"),
+        metavar="TAG",
+        max_items=MAX_TAGS,
+        item_max_chars=MAX_TAG_CHARS,
     ),
     Field(
         "page_limit",
@@ -414,6 +478,40 @@ FIELDS: tuple[Field, ...] = (
         high=MAX_OFFSET,
     ),
     Field(
+        "trash_limit",
+        "limit",
+        "integer",
+        "page size",
+        ("trash",),
+        default=50,
+        flags=("--limit", "-n"),
+        low=1,
+        high=lambda: _memory_limits().page_limit,
+    ),
+    Field(
+        "trash_offset",
+        "offset",
+        "integer",
+        "skip this many trashed memories (the last trashed first)",
+        ("trash",),
+        default=0,
+        flags=("--offset",),
+        low=0,
+        high=MAX_OFFSET,
+    ),
+    Field(
+        "older_than_days",
+        "older_than_days",
+        "number",
+        "only the memories trashed longer ago than this many days",
+        ("empty_trash",),
+        default_help="every trashed memory",
+        doors=("http", "cli"),
+        flags=("--older-than-days",),
+        metavar="DAYS",
+        low=0,
+    ),
+    Field(
         "batch",
         "batch",
         "integer",
@@ -437,6 +535,13 @@ OPERATIONS: dict[str, tuple[Door, ...]] = {
     "get": DOORS,
     "forget": DOORS,
     "memories": ("http", "cli"),
+    "update": DOORS,
+    "history": DOORS,
+    "trash": DOORS,
+    "restore": DOORS,
+    "purge": DOORS,
+    "empty_trash": ("http", "cli"),
+    "vacuum": ("cli",),
     "stats": ("http", "cli"),
     "banks": ("http", "cli"),
     "delete_bank": ("http", "cli"),
@@ -500,7 +605,8 @@ def limits_text(field: Field) -> str:
     if field.kind == "choice":
         return "one of " + ", ".join(field.choices or ())
     if field.kind == "strings":
-        return f"at most {field.max_count} of up to {field.item_max_chars} characters each"
+        each = f"up to {field.item_max_length} characters each"
+        return f"at most {field.max_count} of {each}" if field.max_count is not None else each
     if field.kind == "turns":
         return f"at most {field.max_count:,} turns" if field.max_count is not None else ""
     if field.kind == "items":
@@ -536,8 +642,8 @@ def json_schema(field: Field, *, nullable: bool = False) -> dict[str, object]:
         items: dict[str, object] = {"type": "string"}
         if field.kind == "turns":
             items = dict(TURN_SCHEMA)
-        elif field.item_max_chars is not None:
-            items["maxLength"] = field.item_max_chars
+        elif field.item_max_length is not None:
+            items["maxLength"] = field.item_max_length
         schema = {"type": "array", "items": items}
         if field.max_count is not None:
             schema["maxItems"] = field.max_count

@@ -1,11 +1,13 @@
 """memwire as an MCP server (official ``mcp`` SDK): stdio and streamable HTTP.
 
-Eight tools, each a thin wrapper over :mod:`memwire.server.ops`, so a failing call (a bad
+Thirteen tools, each a thin wrapper over :mod:`memwire.server.ops`, so a failing call (a bad
 argument, a missing memory, a conflict, an unknown tool name) returns an MCP tool error
 (``isError``) carrying the very message the HTTP surface answers with:
 
 - ``memory_retain``, ``memory_retain_many``, ``memory_retain_conversation``, ``memory_recall``,
-  ``memory_reflect``, ``memory_get``, ``memory_forget``, ``memory_bank_config_get``.
+  ``memory_reflect``, ``memory_get``, ``memory_forget``, ``memory_bank_config_get``;
+- memory that changes (issue 17): ``memory_update``, ``memory_history``, ``memory_trash``,
+  ``memory_restore``, ``memory_purge``.
 
 Each tool's ``inputSchema`` is generated from the field table (:mod:`memwire.server.fields`).
 
@@ -122,6 +124,23 @@ def _forget(memory: Memory, bank: str, args: dict[str, Any]) -> Any:
     return ops.forget(memory, bank, ops.read(args, "forget")["id"])
 
 
+def _history(memory: Memory, bank: str, args: dict[str, Any]) -> Any:
+    return ops.history(memory, bank, ops.read(args, "history")["id"])
+
+
+def _trash(memory: Memory, bank: str, args: dict[str, Any]) -> Any:
+    page = ops.read(args, "trash")
+    return {"memories": ops.trash(memory, bank, page["limit"], page["offset"])}
+
+
+def _restore(memory: Memory, bank: str, args: dict[str, Any]) -> Any:
+    return ops.restore(memory, bank, ops.read(args, "restore")["id"])
+
+
+def _purge(memory: Memory, bank: str, args: dict[str, Any]) -> Any:
+    return ops.purge(memory, bank, ops.read(args, "purge")["id"])
+
+
 def _config_get(memory: Memory, bank: str, args: dict[str, Any]) -> Any:
     return ops.config_get(memory, bank)
 
@@ -135,7 +154,8 @@ SPECS: tuple[ToolSpec, ...] = (
         "id. Secrets are redacted before storage. Retaining identical content again returns "
         "the existing id. With document_id, the memory replaces that document's previous "
         "revision (update_mode 'replace', the default) or, with 'append', is refused with a "
-        "conflict error if the document already has one.",
+        "conflict error if the document already has one. supersedes lists ids of memories "
+        "this one replaces (a fact that changed): they leave recall and stay in its history.",
         ops.retain,
         read_only=False,
     ),
@@ -166,7 +186,8 @@ SPECS: tuple[ToolSpec, ...] = (
         "Recall memories",
         "Find the memories most relevant to a query, best first, within a token budget. "
         "Returns each memory's id, score, date, content and tags. min_score drops weak "
-        "matches, so a query with nothing relevant returns no memories.",
+        "matches, so a query with nothing relevant returns no memories. as_of recalls what "
+        "was live at a past date (before later versions superseded it).",
         _recall,
         read_only=True,
     ),
@@ -191,12 +212,68 @@ SPECS: tuple[ToolSpec, ...] = (
         "memory_forget",
         "forget",
         "Forget a memory",
-        "Delete one memory by id, permanently. Forgetting a memory that is not there is an error.",
+        "Forget one memory by id: it leaves recall at once and goes to the bank's trash, "
+        "where memory_restore can bring it back until the bank's trash_days pass (when "
+        "trash_days is 0 it is deleted at once; trashed says which). Forgetting a memory "
+        "that is not live is an error.",
         _forget,
         read_only=False,
         destructive=True,
         # A repeat answers an error (the memory is gone), so the hint must not promise that
         # calling it again is harmless to the caller's flow.
+        idempotent=False,
+    ),
+    ToolSpec(
+        "memory_update",
+        "update",
+        "Update a memory",
+        "Change a live memory when a fact changed. New content or context stores a new "
+        "version (a new id, dated now) that supersedes the old one, which leaves recall and "
+        "stays in the history; tags alone are changed in place. Returns the memory as it is "
+        "now; updating a memory that is not live is a conflict error naming its status.",
+        ops.update,
+        read_only=False,
+        # A repeated content update meets the superseded version: a conflict, not a no-op.
+        idempotent=False,
+    ),
+    ToolSpec(
+        "memory_history",
+        "history",
+        "A memory's history",
+        "Every version of a memory, oldest first: each with its status (live, superseded, "
+        "trashed), its dates (created_at, retained_at, archived_at: when it stopped being "
+        "live) and superseded_by.",
+        _history,
+        read_only=True,
+    ),
+    ToolSpec(
+        "memory_trash",
+        "trash",
+        "List the trash",
+        "The bank's forgotten memories still in its trash, the last trashed first, each with "
+        "its dates; memory_restore brings one back.",
+        _trash,
+        read_only=True,
+    ),
+    ToolSpec(
+        "memory_restore",
+        "restore",
+        "Restore a memory",
+        "Bring a memory back from the trash: it is live and recalled again, same id.",
+        _restore,
+        read_only=False,
+        idempotent=False,
+    ),
+    ToolSpec(
+        "memory_purge",
+        "purge",
+        "Purge a memory",
+        "Delete one memory for good, in any state (live, superseded or trashed): from the "
+        "store, its history and the bank's snapshot. IRREVERSIBLE: nothing can bring it "
+        "back. Use it for a leaked secret; use memory_forget for anything else.",
+        _purge,
+        read_only=False,
+        destructive=True,
         idempotent=False,
     ),
     ToolSpec(

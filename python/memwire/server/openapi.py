@@ -21,9 +21,10 @@ _STR_LIST = {"type": "array", "items": {"type": "string"}}
 _NULLABLE_STR = {"type": ["string", "null"]}
 
 
-def request_schema(operation: str) -> dict[str, Any]:
-    """The JSON body ``operation`` takes over HTTP: its fields, null meaning absent."""
-    taken = fields.fields_for(operation, "http")
+def request_schema(operation: str, in_path: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The JSON body ``operation`` takes over HTTP: its fields, null meaning absent; those
+    named in ``in_path`` come from the URL instead."""
+    taken = [f for f in fields.fields_for(operation, "http") if f.name not in in_path]
     return {
         "type": "object",
         "additionalProperties": False,
@@ -141,12 +142,40 @@ def _document() -> dict[str, Any]:
             "required": ["id", "content"],
             "properties": {
                 "id": {"type": "string"},
+                "bank": {"type": "string"},
                 "content": {"type": "string"},
                 "context": _NULLABLE_STR,
                 "tags": _STR_LIST,
                 "created_at": {"type": "string"},
+                "retained_at": {"type": "string"},
+                "document_id": _NULLABLE_STR,
+                "status": {
+                    "enum": ["live", "superseded", "trashed"],
+                    "description": "live: in recall; superseded: replaced by a newer version "
+                    "(superseded_by), kept in history; trashed: forgotten, restorable until "
+                    "the bank's trash_days pass",
+                },
+                "superseded_by": _NULLABLE_STR,
+                "archived_at": {
+                    "type": ["string", "null"],
+                    "description": "when it stopped being live (superseded or trashed)",
+                },
             },
         },
+        "UpdateRequest": request_schema("update", in_path=("id",)),
+        "History": {
+            "type": "object",
+            "required": ["id", "versions"],
+            "properties": {
+                "id": {"type": "string"},
+                "versions": {
+                    "type": "array",
+                    "items": {"$ref": "#/components/schemas/Memory"},
+                    "description": "every version of the memory, oldest first",
+                },
+            },
+        },
+        "EmptyTrashRequest": request_schema("empty_trash"),
         "Config": {
             "type": "object",
             "description": f"Bank config. {ACTING_KEYS_TEXT} act (docs/storage.md); "
@@ -160,6 +189,12 @@ def _document() -> dict[str, Any]:
                 },
                 "retain_tags": {"type": ["array", "null"], "items": {"type": "string"}},
                 "ttl_days": {"type": ["number", "null"], "exclusiveMinimum": 0},
+                "trash_days": {
+                    "type": ["integer", "null"],
+                    "minimum": 0,
+                    "description": "days a forgotten memory stays in the trash (default 30; "
+                    "0: forget deletes at once)",
+                },
                 "embedder": {"enum": [*EMBEDDER_MODES, None]},
                 "fusion_weights": {
                     "type": ["array", "null"],
@@ -293,10 +328,69 @@ def _document() -> dict[str, Any]:
             },
             "delete": {
                 "operationId": "forgetMemory",
-                "summary": "Forget one memory",
+                "summary": "Forget one live memory: to the bank's trash (restorable for its "
+                "trash_days, 30 by default; trashed: true), or deleted when trash_days is 0",
                 "parameters": [bank, memory_id],
                 "responses": _responses(_json(ref("Deleted"))),
             },
+            "patch": {
+                "operationId": "updateMemory",
+                "summary": "Change a live memory: new content or context makes a new version "
+                "(a new id) that supersedes it; tags alone change it in place. Answers the "
+                "memory as it is now",
+                "parameters": [bank, memory_id],
+                "requestBody": _body("UpdateRequest"),
+                "responses": _responses(_json(ref("Memory")), body=True, conflict=True),
+            },
+        },
+        "/banks/{bank}/memories/{memory_id}/history": {
+            "get": {
+                "operationId": "memoryHistory",
+                "summary": "Every version of a memory, oldest first, each with its status",
+                "parameters": [bank, memory_id],
+                "responses": _responses(_json(ref("History"))),
+            }
+        },
+        "/banks/{bank}/memories/{memory_id}/purge": {
+            "post": {
+                "operationId": "purgeMemory",
+                "summary": "Delete a memory for good, in any state: from the store, its "
+                "history and the bank's snapshot. Irreversible; no body",
+                "parameters": [bank, memory_id],
+                "responses": _responses(_json(ref("Deleted")), body=True),
+            }
+        },
+        "/banks/{bank}/trash": {
+            "get": {
+                "operationId": "listTrash",
+                "summary": "A page of the bank's trash, the last trashed first",
+                "parameters": [
+                    bank,
+                    *(_parameter(f, "query") for f in fields.fields_for("trash", "http")),
+                ],
+                "responses": _responses(_json({"type": "array", "items": ref("Memory")})),
+            }
+        },
+        "/banks/{bank}/trash/empty": {
+            "post": {
+                "operationId": "emptyTrash",
+                "summary": "Delete the bank's trashed memories for good (all, or those trashed "
+                "more than older_than_days ago); the body may be empty. Irreversible",
+                "parameters": [bank],
+                "requestBody": {
+                    "required": False,
+                    "content": {"application/json": {"schema": ref("EmptyTrashRequest")}},
+                },
+                "responses": _responses(_json(ref("Deleted")), body=True),
+            }
+        },
+        "/banks/{bank}/trash/{memory_id}/restore": {
+            "post": {
+                "operationId": "restoreMemory",
+                "summary": "A trashed memory is live again, same id; no body",
+                "parameters": [bank, memory_id],
+                "responses": _responses(_json(ref("Deleted")), body=True, conflict=True),
+            }
         },
         "/banks/{bank}/stats": {
             "get": {

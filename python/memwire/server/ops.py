@@ -34,24 +34,31 @@ __all__ = [
     "config_get",
     "config_put",
     "delete_bank",
+    "empty_trash",
     "forget",
     "get",
+    "history",
     "jsonable",
     "memories",
     "opt_int",
     "opt_number",
     "opt_str",
     "opt_str_list",
+    "purge",
     "query_params",
     "read",
     "recall",
     "recall_hits",
     "reflect",
     "req_items",
+    "restore",
     "retain",
     "retain_conversation",
     "retain_many",
     "stats",
+    "trash",
+    "update",
+    "vacuum",
 ]
 
 # -- field checks ------------------------------------------------------------------------------
@@ -306,9 +313,11 @@ def hit_full(hit: Any) -> dict[str, Any]:
 
 
 def retain(memory: Memory, bank: str, body: object) -> dict[str, Any]:
-    """``{content, tags?, context?, created_at?, document_id?, update_mode?}`` -> ``{id}``.
+    """``{content, tags?, context?, created_at?, document_id?, update_mode?, supersedes?}`` ->
+    ``{id}``.
 
-    A second memory for a document in ``append`` mode raises ConflictError."""
+    A second memory for a document in ``append`` mode raises ConflictError; so does a
+    superseded id that is not live (NotFoundError when there is no such memory)."""
     f = read(body, "retain")
     memory_id = memory.retain(
         f["content"],
@@ -318,6 +327,7 @@ def retain(memory: Memory, bank: str, body: object) -> dict[str, Any]:
         created_at=f["created_at"],
         document_id=f["document_id"],
         update_mode=f["update_mode"],
+        supersedes=tuple(f["supersedes"] or ()),
     )
     return {"id": memory_id}
 
@@ -350,12 +360,13 @@ def recall_hits(memory: Memory, bank: str, f: Mapping[str, Any]) -> list[Any]:
         tags=f["tags"],
         exclude_tags=f["exclude_tags"],
         min_score=f["min_score"],
+        as_of=f["as_of"],
     )
 
 
 def recall(memory: Memory, bank: str, body: object) -> list[Any]:
-    """``{query, budget?, limit?, tags?, exclude_tags?, format?, min_score?}`` -> strings or
-    full hits."""
+    """``{query, budget?, limit?, tags?, exclude_tags?, format?, min_score?, as_of?}`` ->
+    strings or full hits."""
     f = read(body, "recall")
     hits = recall_hits(memory, bank, f)
     if f["format"] == "full":
@@ -381,11 +392,77 @@ def get(memory: Memory, bank: str | None, memory_id: str) -> dict[str, Any]:
     return memory_record(found)
 
 
+def _status(memory: Memory, bank: str | None, memory_id: str) -> str | None:
+    """The status of a memory in any state (None: there is none, or it was purged)."""
+    try:
+        found = memory.get(memory_id, bank=bank)
+    except NotFoundError:
+        return None
+    status: str = getattr(found, "status", "live")
+    return status
+
+
 def forget(memory: Memory, bank: str | None, memory_id: str) -> dict[str, Any]:
-    """Forget one memory; a memory that is not there is a :class:`NotFoundError`."""
+    """Forget one live memory: to the trash (``trashed: true``) when the bank keeps one
+    (config ``trash_days`` > 0, the default), else deleted. A memory that is not live is a
+    :class:`NotFoundError` that says where it is."""
     if not memory.forget(memory_id, bank=bank):
+        status = _status(memory, bank, memory_id)
+        if status is None:
+            raise NotFoundError(f"no memory {memory_id!r}{_where(bank)}")
+        raise NotFoundError(
+            f"memory {memory_id!r}{_where(bank)} is not live (it is {status}); "
+            "purge deletes it for good"
+        )
+    trashed = _status(memory, bank, memory_id) == "trashed"
+    return {"id": memory_id, "forgotten": True, "trashed": trashed}
+
+
+def update(memory: Memory, bank: str | None, body: object) -> dict[str, Any]:
+    """``{id, content?, context?, tags?}`` -> the memory as it is now. New content or context
+    makes a new memory (a new id) that supersedes ``id``; tags alone change it in place."""
+    f = read(body, "update")
+    new_id = memory.update(
+        f["id"], bank=bank, content=f["content"], context=f["context"], tags=f["tags"]
+    )
+    return memory_record(memory.get(new_id, bank=bank))
+
+
+def history(memory: Memory, bank: str | None, memory_id: str) -> dict[str, Any]:
+    """``{id, versions}``: every version of the memory, oldest first, each with its status
+    (live, superseded, trashed), dates and what superseded it."""
+    versions = memory.history(memory_id, bank=bank)
+    return {"id": memory_id, "versions": [memory_record(v) for v in versions]}
+
+
+def trash(memory: Memory, bank: str, limit: int = 50, offset: int = 0) -> list[dict[str, Any]]:
+    """A page of the bank's trash, the last trashed first."""
+    return [memory_record(m) for m in memory.trash(bank=bank, limit=limit, offset=offset)]
+
+
+def restore(memory: Memory, bank: str | None, memory_id: str) -> dict[str, Any]:
+    """A trashed memory is live again, same id."""
+    return {"id": memory.restore(memory_id, bank=bank), "restored": True}
+
+
+def purge(memory: Memory, bank: str | None, memory_id: str) -> dict[str, Any]:
+    """Delete one memory for good, in any state, from history and snapshots too."""
+    if not memory.purge(memory_id, bank=bank):
         raise NotFoundError(f"no memory {memory_id!r}{_where(bank)}")
-    return {"id": memory_id, "forgotten": True}
+    return {"id": memory_id, "purged": True}
+
+
+def empty_trash(memory: Memory, bank: str, body: object) -> dict[str, Any]:
+    """``{older_than_days?}`` -> ``{bank, purged}``: how many trashed memories were deleted."""
+    f = read(body, "empty_trash")
+    count = memory.empty_trash(bank=bank, older_than_days=f["older_than_days"])
+    return {"bank": bank, "purged": count}
+
+
+def vacuum(memory: Memory) -> dict[str, Any]:
+    """Compact the store, so the text of deleted memories leaves its files."""
+    memory.vacuum()
+    return {"vacuumed": True}
 
 
 def memories(memory: Memory, bank: str, limit: int = 50, offset: int = 0) -> list[dict[str, Any]]:

@@ -6,12 +6,12 @@ only, no inline code, no eval, no string-to-HTML sinks (Trusted Types), no frame
 origin. They hold no data, so they are the only paths besides ``/health`` served without the
 token (:data:`PUBLIC_PATHS`); everything the page shows comes from the token-checked JSON API.
 
-The page uses the ordinary routes (``/banks/{bank}/memories``, ``.../config``, ``DELETE``
-of a memory, ...) and a few of its own under ``/ui/api/`` for what those do not answer:
-banks with their counts and the backend in one call, recall hits with their stream ranks and
-the floor they passed, memories per day, export and import of a bank. Every one of them calls
-the Memory API the way the shared operations do (:mod:`memwire.server.ops`), so a search here
-is the recall the agents get.
+The page uses the ordinary routes (``/banks/{bank}/memories``, ``.../config``, ``DELETE``,
+``PATCH`` and ``.../history`` of a memory, the trash's routes, ...) and a few of its own under
+``/ui/api/`` for what those do not answer: banks with their counts and the backend in one
+call, recall hits with their stream ranks and the floor they passed, memories per day, export
+and import of a bank. Every one of them calls the Memory API the way the shared operations do
+(:mod:`memwire.server.ops`), so a search here is the recall the agents get.
 """
 
 from __future__ import annotations

@@ -170,7 +170,7 @@ function route() {
   }
   for (const view of document.querySelectorAll(".view")) show(view, false);
   const views = { memories: showMemories, search: showSearch, insights: showInsights,
-    config: showConfig, memory: showMemory };
+    config: showConfig, trash: showTrash, memory: showMemory };
   (views[state.view] || showMemories)().catch(fail);
 }
 
@@ -245,11 +245,51 @@ async function showMemories() {
 $("prev").addEventListener("click", () => go({ offset: Math.max(0, state.offset - PAGE) }));
 $("next").addEventListener("click", () => go({ offset: state.offset + PAGE }));
 
-// -- one memory, and forgetting it -------------------------------------------------------------
+// -- asking before anything that cannot be undone (or that a person should mean) -------------
+
+let confirmed = null; // what the confirmation's OK runs
+
+function ask(message, quote, label, action) {
+  $("confirm-message").textContent = message;
+  $("confirm-text").textContent = quote || "";
+  show($("confirm-text"), Boolean(quote));
+  $("confirm-ok").textContent = label;
+  confirmed = action;
+  $("confirm").showModal();
+}
+
+$("confirm-cancel").addEventListener("click", () => {
+  confirmed = null;
+  $("confirm").close();
+});
+$("confirm-ok").addEventListener("click", async () => {
+  const action = confirmed;
+  confirmed = null;
+  $("confirm").close();
+  if (!action) return;
+  try {
+    await action();
+    status("");
+  } catch (error) {
+    fail(error);
+  }
+});
+
+function statusBadge(value) {
+  const name = value || "live";
+  return el("span", { class: "status " + name, "data-status": name, text: name });
+}
+
+function splitTags(text) {
+  return text.split(",").map((t) => t.trim()).filter(Boolean);
+}
+
+// -- one memory: its detail, tags, history; trash, restore, purge ------------------------------
 
 async function showMemory() {
   show($("view-memory"), true);
-  const m = await api("GET", `${bankPath(state.bank)}/memories/${enc(state.memoryId)}`);
+  const base = `${bankPath(state.bank)}/memories/${enc(state.memoryId)}`;
+  const m = await api("GET", base);
   const detail = $("memory-detail");
   detail.replaceChildren();
   const fields = [
@@ -257,10 +297,39 @@ async function showMemory() {
     ["document", m.document_id || "\u2014"], ["context", m.context || "\u2014"],
   ];
   for (const [name, value] of fields) detail.append(el("dt", { text: name }), el("dd", { text: value }));
-  detail.append(el("dt", { text: "tags" }), el("dd", null, tagList(m.tags)));
+  detail.append(el("dt", { text: "status" }), el("dd", { id: "memory-status" }, statusBadge(m.status),
+    m.archived_at ? " since " + shortDate(m.archived_at) : "",
+    m.superseded_by ? el("span", null, " by ",
+      el("a", { href: hashFor({ view: "memory", memory: m.superseded_by }), text: m.superseded_by }))
+      : null));
+  detail.append(el("dt", { text: "tags" }), el("dd", { id: "memory-tags" }, tagList(m.tags)));
   detail.append(el("dt", { text: "content" }), el("dd", { class: "content", text: m.content }));
-  $("forget").dataset.id = m.id;
-  $("confirm-text").textContent = excerpt(m.content, 200);
+  const live = (m.status || "live") === "live";
+  // Only a live memory is edited; a superseded one is history, a trashed one is restored first.
+  show($("tags-form"), live);
+  $("tags-edit").value = (m.tags || []).join(", ");
+  $("tags-info").textContent = "";
+  show($("forget"), live);
+  show($("restore"), m.status === "trashed");
+  show($("purge"), true);
+  for (const button of ["forget", "restore", "purge"]) $(button).dataset.id = m.id;
+  $("forget").dataset.content = m.content;
+  const versions = (await api("GET", `${base}/history`)).versions;
+  $("history-info").textContent = versions.length === 1
+    ? "one version: it was never updated"
+    : `${versions.length} versions, oldest first`;
+  const list = $("history");
+  list.replaceChildren();
+  for (const v of versions) {
+    const item = el("li", { "data-id": v.id, class: v.id === m.id ? "current" : "" },
+      el("div", null, statusBadge(v.status), " ",
+        el("a", { href: hashFor({ view: "memory", memory: v.id }), text: v.id }), " ",
+        el("span", { class: "muted", text: "created " + shortDate(v.created_at) +
+          (v.archived_at ? " \u00b7 until " + shortDate(v.archived_at) : "") }), " ",
+        tagList(v.tags)),
+      el("div", { class: "content", text: excerpt(v.content, 400) }));
+    list.append(item);
+  }
 }
 
 $("back").addEventListener("click", (event) => {
@@ -268,18 +337,113 @@ $("back").addEventListener("click", (event) => {
   history.back();
 });
 
-$("forget").addEventListener("click", () => $("confirm").showModal());
-$("confirm-cancel").addEventListener("click", () => $("confirm").close());
-$("confirm-ok").addEventListener("click", async () => {
-  $("confirm").close();
+$("tags-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const id = $("forget").dataset.id;
+  $("tags-info").textContent = "saving\u2026";
   try {
-    await api("DELETE", `${bankPath(state.bank)}/memories/${enc($("forget").dataset.id)}`);
+    const m = await api("PATCH", `${bankPath(state.bank)}/memories/${enc(id)}`,
+      { tags: splitTags($("tags-edit").value) });
+    $("memory-tags").replaceChildren(tagList(m.tags));
+    $("tags-edit").value = m.tags.join(", ");
+    $("tags-info").textContent = "saved";
+  } catch (error) {
+    $("tags-info").textContent = error.message;
+  }
+});
+
+$("forget").addEventListener("click", () => {
+  const id = $("forget").dataset.id;
+  ask("Move this memory to the trash? It leaves recall now; you can restore it from the " +
+    "Trash tab until the bank's trash_days pass (30 by default), then it is deleted.",
+  excerpt($("forget").dataset.content || "", 200), "Move to trash", async () => {
+    const result = await api("DELETE", `${bankPath(state.bank)}/memories/${enc(id)}`);
     await loadOverview();
     go({ view: "memories", offset: 0 });
-    status("");
+    $("notice").textContent = result.trashed
+      ? "moved to the trash: restore it from the Trash tab"
+      : "deleted (this bank keeps no trash)";
+  });
+});
+
+async function restore(id) {
+  await api("POST", `${bankPath(state.bank)}/trash/${enc(id)}/restore`);
+  await loadOverview();
+  $("notice").textContent = "restored " + id;
+}
+
+$("restore").addEventListener("click", async () => {
+  try {
+    await restore($("restore").dataset.id);
+    route();
   } catch (error) {
     fail(error);
   }
+});
+
+function askPurge(id, content, after) {
+  ask("Purge this memory for good? It is deleted from the store, from its history and from " +
+    "the bank's snapshot. This cannot be undone.", excerpt(content || "", 200), "Purge",
+  async () => {
+    await api("POST", `${bankPath(state.bank)}/memories/${enc(id)}/purge`);
+    await loadOverview();
+    $("notice").textContent = "purged " + id;
+    after();
+  });
+}
+
+$("purge").addEventListener("click", () => {
+  askPurge($("purge").dataset.id, $("forget").dataset.content,
+    () => go({ view: "trash", offset: 0 }));
+});
+
+// -- the trash: the last trashed first ---------------------------------------------------------
+
+async function showTrash() {
+  show($("view-trash"), true);
+  const offset = state.offset;
+  const rows = await api("GET", `${bankPath(state.bank)}/trash?limit=${PAGE}&offset=${offset}`);
+  const body = $("trash-rows");
+  body.replaceChildren();
+  for (const m of rows) {
+    const restoreButton = el("button", { type: "button", class: "restore", text: "Restore" });
+    restoreButton.addEventListener("click", async () => {
+      try {
+        await restore(m.id);
+        route();
+      } catch (error) {
+        fail(error);
+      }
+    });
+    const purgeButton = el("button", { type: "button", class: "purge danger", text: "Purge" });
+    purgeButton.addEventListener("click", () => askPurge(m.id, m.content, route));
+    body.append(el("tr", { "data-id": m.id },
+      el("td", { class: "date", text: shortDate(m.archived_at), title: m.archived_at || "" }),
+      el("td", { class: "content" },
+        el("a", { href: hashFor({ view: "memory", memory: m.id }), text: excerpt(m.content, 240) })),
+      el("td", null, tagList(m.tags)),
+      el("td", { class: "actions-cell" }, restoreButton, purgeButton)));
+  }
+  $("trash-info").textContent = rows.length
+    ? `${(offset + 1).toLocaleString("en")}\u2013${(offset + rows.length).toLocaleString("en")} in the trash`
+    : offset ? "nothing more in the trash" : "the trash is empty";
+  $("trash-prev").disabled = offset === 0;
+  $("trash-next").disabled = rows.length < PAGE;
+  $("trash-empty").disabled = rows.length === 0 && offset === 0;
+  // Counts the renderings, so a reader (a test) knows a fresh one arrived.
+  body.dataset.shown = String(Number(body.dataset.shown || 0) + 1);
+}
+
+$("trash-prev").addEventListener("click", () => go({ offset: Math.max(0, state.offset - PAGE) }));
+$("trash-next").addEventListener("click", () => go({ offset: state.offset + PAGE }));
+$("trash-empty").addEventListener("click", () => {
+  ask("Empty the trash? Every trashed memory of this bank is deleted for good. This cannot be " +
+    "undone.", "", "Empty trash", async () => {
+    const result = await api("POST", `${bankPath(state.bank)}/trash/empty`, {});
+    await loadOverview();
+    $("notice").textContent = `deleted ${result.purged} trashed memories for good`;
+    go({ view: "trash", offset: 0 });
+  });
 });
 
 // -- search: the recall agents get, with each hit's score and stream ranks ---------------------
@@ -300,7 +464,7 @@ $("search-form").addEventListener("submit", async (event) => {
   const body = { query: $("query").value, limit: Number($("limit").value) || 10 };
   const floor = $("min-score").value.trim();
   if (floor !== "") body.min_score = Number(floor);
-  const tags = $("search-tags").value.split(",").map((t) => t.trim()).filter(Boolean);
+  const tags = splitTags($("search-tags").value);
   if (tags.length) body.tags = tags;
   try {
     const result = await api("POST", `${uiBankPath(state.bank)}/recall`, body);
