@@ -699,13 +699,7 @@ class Memory:
             # With a query vector, every candidate comes back: the rescue compares the dense
             # stream's first hits with its RESCUE_REFERENCE-th (memory/relevance.py).
             asked = count if vector is None else max(count, 3 * DEFAULT_DEPTH)
-            if vector is None:
-                rows = state.index.recall(text, asked, weights=weights, allow=allow)
-            else:
-                with state.search_lock:  # the graph's search takes one caller at a time
-                    rows = state.index.recall(
-                        text, asked, weights=weights, allow=allow, vector=vector
-                    )
+            rows = state.index.recall(text, asked, weights=weights, allow=allow, vector=vector)
             bank_id = state.bank_id
         self._maybe_snapshot(state)
         if floor is None:
