@@ -1,5 +1,5 @@
 """The read side of issue 18, in ONE run: Memory.recall against tantivy, filtered against
-unfiltered, two threads on one bank against serial, and two checkouts (before/after) on the
+unfiltered, threads on one bank against serial, and two checkouts (before/after) on the
 same store file.
 
     MEMWIRE_SHARED=/work/shared python benchmarks/recall_read.py --n 100000 \\
@@ -14,9 +14,9 @@ one untimed pass over the queries, times:
 
 - ``recall``: ``Memory.recall(q, limit=10)``, one call per sample, p50/p95 in microseconds;
 - ``filtered``: the same with ``exclude_tags=["even"]``;
-- ``serial`` / ``threads``: wall time of 2 x Q recalls one after another, and of two threads
-  running Q each at once (throughput ratio = serial / threads); each twice, interleaved, the
-  faster kept.
+- ``serial`` / ``threads``: wall time of T x Q recalls one after another, and of T threads
+  (``--threads``, default 2) running Q each at once (throughput ratio = serial / threads);
+  each twice, interleaved, the faster kept.
 
 tantivy (same corpus, same queries, its own subprocess): ``parse_query`` + top-10 search, then
 the stored text of each hit fetched (``searcher.doc``), the same work a recall's hits need.
@@ -82,7 +82,7 @@ def _timed(fn: Any, queries: list[str]) -> list[float]:
     return out
 
 
-def measure_memwire(path: str, n: int, count: int) -> dict[str, Any]:
+def measure_memwire(path: str, n: int, count: int, threads: int) -> dict[str, Any]:
     from memwire import Memory
 
     queries = _queries(n, count)
@@ -106,25 +106,31 @@ def measure_memwire(path: str, n: int, count: int) -> dict[str, Any]:
     serial, parallel = [], []
     for _ in range(2):  # interleaved, the faster of two each: the machine's load moves
         t0 = time.perf_counter()
-        for q in queries + queries:
+        for q in queries * threads:
             plain(q)
         serial.append(time.perf_counter() - t0)
-        parallel.append(_two_threads(plain, queries))
+        parallel.append(_in_threads(plain, queries, threads))
     out["serial_s"], out["threads_s"] = min(serial), min(parallel)
     mem.close()
     return out
 
 
-def _two_threads(fn: Any, queries: list[str]) -> float:
-    """Seconds for two threads running every query each (in opposite orders) at once."""
-    start = threading.Barrier(3)
+def _in_threads(fn: Any, queries: list[str], count: int) -> float:
+    """Seconds for ``count`` threads running every query each (each from another place in
+    the list, alternately reversed) at once."""
+    start = threading.Barrier(count + 1)
 
     def worker(order: list[str]) -> None:
         start.wait()
         for q in order:
             fn(q)
 
-    threads = [threading.Thread(target=worker, args=(qs,)) for qs in (queries, queries[::-1])]
+    orders = []
+    for i in range(count):
+        shift = i * len(queries) // count
+        order = queries[shift:] + queries[:shift]
+        orders.append(order[::-1] if i % 2 else order)
+    threads = [threading.Thread(target=worker, args=(order,)) for order in orders]
     for t in threads:
         t.start()
     start.wait()
@@ -169,7 +175,7 @@ def _worker(args: argparse.Namespace, pythonpath: str | None, what: str) -> dict
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
     cmd = [sys.executable, __file__, "--worker", what, "--n", str(args.n)]
-    cmd += ["--queries", str(args.queries), "--db", args.db]
+    cmd += ["--queries", str(args.queries), "--db", args.db, "--threads", str(args.threads)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"worker {what} ({pythonpath}) failed:\n{done.stderr[-3000:]}")
@@ -187,7 +193,8 @@ def report(args: argparse.Namespace, built: dict[str, Any], runs: dict[str, Any]
         f"load average at the end {os.getloadavg()[0]:.1f}",
         "",
         "| checkout | recall p50 / p95 us | x tantivy p50 | filtered p50 / p95 us "
-        "| filtered / plain p50 | 2 x Q serial s | 2 threads s | speed-up |",
+        f"| filtered / plain p50 | {args.threads} x Q serial s | {args.threads} threads s "
+        "| speed-up |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for label, r in runs.items():
@@ -217,6 +224,9 @@ def main(argv: list[str] | None = None) -> int:
         metavar="PYTHONPATH",
         help="another checkout's python/ dir to time on the same store (repeatable)",
     )
+    p.add_argument(
+        "--threads", type=int, default=2, help="threads recalling on the bank at once (default 2)"
+    )
     p.add_argument("--out", help="also write the report here")
     p.add_argument(
         "--rounds", type=int, default=1, help="time every checkout this many times, alternating"
@@ -235,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.worker == "tantivy":
             result = measure_tantivy(args.n, args.queries)
         else:
-            result = measure_memwire(args.db, args.n, args.queries)
+            result = measure_memwire(args.db, args.n, args.queries, args.threads)
         print(json.dumps(result))
         return 0
     own = str(REPO / "python")

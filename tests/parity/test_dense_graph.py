@@ -3,6 +3,7 @@ no lock held, install with the changes made meanwhile replayed), on each backend
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
@@ -299,3 +300,39 @@ def test_hnsw_rankings_agree_where_the_graph_misses_true_neighbours(
 @pytest.mark.parametrize("dim", [0, DIM])
 def test_dense_graph_needed_is_false_for_an_empty_index(kernel: Kernel, dim: int) -> None:
     assert not kernel.BankIndex(dim).dense_graph_needed()
+
+
+def test_concurrent_searches_of_one_graph_all_answer(kernel: Kernel) -> None:
+    """More threads than usearch has thread contexts search one graph at once (the Rust kernel
+    releases the GIL and shares a read lock): each gets the serial answer, none an error."""
+    index = large(kernel, n=2000, dim=32)
+    assert index.build_dense_graph()
+    queries = vectors(24, seed=5, dim=32)
+
+    def answer(q: bytes) -> tuple[Any, Any]:
+        return index.recall("doc", 30, vector=q), index.search_dense(q, 10)
+
+    serial = [answer(q) for q in queries]
+    threads = 2 * (os.cpu_count() or 1) + 8
+    start = threading.Barrier(threads)
+    failures: list[BaseException] = []
+    answers: list[list[tuple[Any, Any]]] = []
+
+    def worker(shift: int) -> None:
+        try:
+            start.wait()
+            order = list(range(shift, len(queries))) + list(range(shift))
+            got = [(i, answer(queries[i])) for _ in range(4) for i in order]
+            answers.append(got)
+        except BaseException as exc:  # reported below
+            failures.append(exc)
+
+    pool = [threading.Thread(target=worker, args=(t % len(queries),)) for t in range(threads)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
+    assert not failures, f"{len(failures)} threads failed, first: {failures[0]!r}"
+    assert len(answers) == threads
+    for got in answers:
+        assert all(a == serial[i] for i, a in got)

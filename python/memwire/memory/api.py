@@ -897,9 +897,7 @@ class Memory:
                     member = None
             if allow is not None and not allow:
                 return []
-            rows, asked, share = self._rank(
-                name, head, state.index, text, count, allow, member, state.search_lock
-            )
+            rows, asked, share = self._rank(name, head, state.index, text, count, allow, member)
             bank_id = state.bank_id
         self._maybe_snapshot(state)
         return self._hits(
@@ -922,7 +920,6 @@ class Memory:
         count: int,
         allow: list[int] | None,
         member: Member | None,
-        search_lock: contextlib.AbstractContextManager[object],
     ) -> tuple[list[tuple[int, float, int, int, int]], int, float]:
         """The kernel's ranking of ``index`` for ``text``: its rows, how many were asked for,
         and the dense stream's share of the weights (0 without a query vector)."""
@@ -941,11 +938,7 @@ class Memory:
         # With a query vector, every candidate comes back: the rescue compares the dense
         # stream's first hits with its RESCUE_REFERENCE-th (memory/relevance.py).
         asked = count if vector is None else max(count, 3 * DEFAULT_DEPTH)
-        if vector is None:
-            rows = index.recall(text, asked, weights=weights, allow=allow)
-        else:
-            with search_lock:  # the graph's search takes one caller at a time
-                rows = index.recall(text, asked, weights=weights, allow=allow, vector=vector)
+        rows = index.recall(text, asked, weights=weights, allow=allow, vector=vector)
         share = weights[2] / ((weights[0] + weights[1]) + weights[2]) if vector is not None else 0.0
         return rows, asked, share
 
@@ -1018,9 +1011,7 @@ class Memory:
         if len(index) == 0 or (allow is not None and not allow):
             return []
         member = None if allow is None else set(allow)
-        rows, asked, share = self._rank(
-            name, head, index, text, count, allow, member, contextlib.nullcontext()
-        )
+        rows, asked, share = self._rank(name, head, index, text, count, allow, member)
         return self._hits(
             rows,
             asked,

@@ -129,7 +129,6 @@ class BankState:
         "index",
         "lock",
         "name",
-        "search_lock",
         "snap_seq",
         "snap_unusable",
     )
@@ -137,10 +136,6 @@ class BankState:
     def __init__(self, name: str) -> None:
         self.name = name
         self.lock = ReadWriteLock()
-        # Recalls share ``lock``, but the HNSW graph's search (usearch) is not safe from
-        # concurrent callers of one index: found by benchmarks/soak.py (32 clients, "hnsw graph
-        # search failed"). Recalls that search with a query vector take this one at a time.
-        self.search_lock = threading.Lock()
         self.bank_id = 0
         self.index: BankIndex | None = None
         self.applied = 0  # the bank's change sequence the index reflects

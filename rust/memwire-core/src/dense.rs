@@ -3,7 +3,7 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 
 use roaring::RoaringBitmap;
 use usearch::{Index as Hnsw, IndexOptions, MetricKind, ScalarKind};
@@ -74,6 +74,52 @@ pub struct DenseStore {
     /// planned are recorded there. A dropped build stops the recording by itself.
     journal: Mutex<Weak<Journal>>,
     exact_max: usize,
+    /// Admits at most [`search_slots`] searches of the graph at once (see there).
+    gate: SearchGate,
+}
+
+/// The thread contexts every graph reserves, and so how many searches of one graph may run at
+/// once. usearch's search borrows a free context per call (its `any_thread`) and *fails* when
+/// none is free, and a reserve without a thread count reserves only as many as the machine has
+/// cores: the fourth concurrent recall on a 2-core machine got "hnsw graph search failed"
+/// (benchmarks/soak.py). Contexts beyond slot 0 never change a graph (insertions take slot 0,
+/// and each slot's level generator is seeded by its number), so the count is free to vary.
+pub fn search_slots() -> usize {
+    static SLOTS: OnceLock<usize> = OnceLock::new();
+    *SLOTS.get_or_init(|| {
+        std::thread::available_parallelism().map_or(4, std::num::NonZero::get).clamp(4, 64)
+    })
+}
+
+/// A counting semaphore of [`search_slots`] permits: a search past them waits for a context
+/// instead of failing.
+struct SearchGate {
+    free: Mutex<usize>,
+    freed: Condvar,
+}
+
+impl SearchGate {
+    fn new() -> Self {
+        Self { free: Mutex::new(search_slots()), freed: Condvar::new() }
+    }
+
+    fn enter(&self) -> SearchPermit<'_> {
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        while *free == 0 {
+            free = self.freed.wait(free).unwrap_or_else(|e| e.into_inner());
+        }
+        *free -= 1;
+        SearchPermit(self)
+    }
+}
+
+struct SearchPermit<'a>(&'a SearchGate);
+
+impl Drop for SearchPermit<'_> {
+    fn drop(&mut self) {
+        *self.0.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        self.0.freed.notify_one();
+    }
 }
 
 /// A graph built off the index: planned from `&DenseStore` (a copy of the vectors in ascending
@@ -102,7 +148,9 @@ impl GraphBuild {
             return Ok(true);
         }
         let graph = new_graph(self.dim)?;
-        graph.reserve(self.ords.len().max(1)).map_err(|_| Error::Hnsw(HnswOp::Build))?;
+        if !reserve(&graph, self.ords.len().max(1)) {
+            return Err(Error::Hnsw(HnswOp::Build));
+        }
         for (&o, row) in self.ords.iter().zip(self.data.chunks_exact(self.dim)) {
             if self.cancel.load(Ordering::Relaxed) {
                 return Ok(false);
@@ -160,6 +208,7 @@ impl DenseStore {
             hnsw: None,
             journal: Mutex::new(Weak::new()),
             exact_max: DENSE_EXACT_MAX,
+            gate: SearchGate::new(),
         }
     }
 
@@ -302,9 +351,14 @@ impl DenseStore {
             }
             Some(graph) => {
                 let wanted = self.len().min(k.saturating_mul(HNSW_OVERSAMPLE));
-                let found = graph
-                    .search(&to_f32(query), wanted)
-                    .map_err(|_| Error::Hnsw(HnswOp::Search))?;
+                let query = to_f32(query);
+                let found = {
+                    // The context is back in usearch's pool when `search` returns (the C++
+                    // result that holds it is dropped once the matches are copied out).
+                    let _permit = self.gate.enter();
+                    graph.search(&query, wanted)
+                }
+                .map_err(|_| Error::Hnsw(HnswOp::Search))?;
                 let mut seen = HashSet::default();
                 for key in found.keys {
                     let Ok(o) = u32::try_from(key) else { continue };
@@ -354,6 +408,10 @@ impl DenseStore {
         }
         let graph = new_graph(self.dim)?;
         graph.load_from_buffer(bytes).map_err(|_| bad("body"))?;
+        // A loaded graph has the loading machine's default number of contexts.
+        if !reserve(&graph, graph.capacity()) {
+            return Err(Error::Hnsw(HnswOp::Create));
+        }
         if graph.multi()
             || graph.size() != self.len()
             || self.ords.iter().any(|&o| !graph.contains(u64::from(o)))
@@ -399,8 +457,14 @@ fn graph_add(graph: &Hnsw, ordinal: u32, vector: &[i16]) -> bool {
     // thread slots out again from slot 0, so the insertion takes slot 0 and draws its level from
     // that slot's generator, as the Python binding's `add(threads=1)` does (docs/parity.md,
     // "Dense stream"). The store is borrowed exclusively here: no search holds a slot.
-    let _ = graph.reserve(capacity);
+    reserve(graph, capacity);
     graph.add(u64::from(ordinal), &to_f32(vector)).is_ok()
+}
+
+/// Reserves room for `capacity` vectors and [`search_slots`] thread contexts. Never while a
+/// search runs: it hands the contexts out anew (callers hold the store exclusively).
+fn reserve(graph: &Hnsw, capacity: usize) -> bool {
+    graph.reserve_capacity_and_threads(capacity, search_slots()).is_ok()
 }
 
 fn graph_remove(graph: &Hnsw, ordinal: u32) {
@@ -525,6 +589,28 @@ mod tests {
             busy.add(o, &v);
         }
         assert_eq!(quiet.hnsw_bytes().unwrap(), busy.hnsw_bytes().unwrap());
+    }
+
+    #[test]
+    fn more_concurrent_searches_than_thread_contexts_all_succeed() {
+        let s = installed(above_threshold());
+        let queries: Vec<[i16; 4]> =
+            (0..20).map(|i| [i - 10, 3 - i % 4, (i % 5) + 1, 2 * i - 7]).collect();
+        let want: Vec<_> = queries.iter().map(|q| s.search(q, 5, None).unwrap()).collect();
+        let threads = 3 * search_slots();
+        let start = std::sync::Barrier::new(threads);
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| {
+                    start.wait();
+                    for _ in 0..20 {
+                        for (q, w) in queries.iter().zip(&want) {
+                            assert_eq!(&s.search(q, 5, None).unwrap(), w);
+                        }
+                    }
+                });
+            }
+        });
     }
 
     #[test]
