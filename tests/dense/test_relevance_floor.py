@@ -144,3 +144,26 @@ def test_nothing_relevant_returns_nothing_by_default(mem: Memory) -> None:
         assert "No memories" in mem.reflect(query)
     [top, *_] = mem.recall("staging database port")
     assert top.content == NOTES[1] and top.score >= DEFAULT_MIN_SCORE
+
+
+def _long_needle_bank(mem: Memory) -> str:
+    """1,200 short notes and one long memory (about 8,000 characters) holding a unique token."""
+    words = "deploy staging database port cache queue worker retry budget review".split()
+    short = [
+        f"{words[i % 10]} {words[(i * 7) % 10]} note {i} {words[(i * 3) % 10]}" for i in range(1200)
+    ]
+    pad = " ".join(words[(i * 13) % 10] for i in range(1100))
+    mem.retain_many(short[:600])
+    needle = mem.retain(pad + " zqxtoken42 closes the incident")
+    mem.retain_many(short[600:])
+    return needle
+
+
+def test_a_long_memory_named_by_its_unique_token_clears_the_floor(mem: Memory) -> None:
+    # BM25 ranks it first and alone, but its length-normalised lexical score is far below the
+    # floor: the floor must not drop what BM25 names alone (a lookup).
+    needle = _long_needle_bank(mem)
+    [raw, *_] = mem.recall("zqxtoken42", min_score=0)
+    assert raw.id == needle and raw.bm25_rank == 1 and raw.score < DEFAULT_MIN_SCORE
+    hits = mem.recall("zqxtoken42")
+    assert hits and hits[0].id == needle and hits[0].score == raw.score
