@@ -162,10 +162,11 @@ def _long_needle_bank(mem: Memory) -> str:
 
 
 def test_a_long_memory_named_by_its_unique_token_clears_the_floor(mem: Memory) -> None:
-    # BM25 ranks it first and alone, but its length-normalised lexical score is far below the
-    # floor: the floor must not drop what BM25 names alone (a lookup).
+    # Its BM25 is length-normalised far below an average memory's; the fused score must not
+    # carry that under the floor (docs/parity.md, "Fusion", step 5), alone or with a word
+    # other memories share.
     needle = _long_needle_bank(mem)
-    [raw, *_] = mem.recall("zqxtoken42", min_score=0)
-    assert raw.id == needle and raw.bm25_rank == 1 and raw.score < DEFAULT_MIN_SCORE
-    hits = mem.recall("zqxtoken42")
-    assert hits and hits[0].id == needle and hits[0].score == raw.score
+    for query in ("zqxtoken42", "zqxtoken42 incident", "zqxtoken42 deploy"):
+        hits = mem.recall(query)
+        assert hits and hits[0].id == needle, query
+        assert hits[0].score >= DEFAULT_MIN_SCORE and hits[0].overlap_rank == 1

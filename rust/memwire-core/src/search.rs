@@ -316,7 +316,9 @@ impl BankIndex {
             let mut bm25 = 0.0;
             let mut hits: u32 = 0;
             if let (Some(norms), Some(&slot)) = (&norms, self.slot_of.get(&o)) {
-                let norm = norms.values[slot as usize];
+                // A longer-than-average document scores as one of average length here: the
+                // fused score says how well it matches, not how long it is (docs/parity.md).
+                let norm = norms.values[slot as usize].min(BM25_K1);
                 for (term, &idf) in terms.iter().zip(&idfs) {
                     let Some(id) = term else { continue };
                     let p = &self.postings[*id as usize];

@@ -341,11 +341,13 @@ class BankIndex:
             bm25, hits = 0.0, 0
             if norm is not None:
                 slot = self._slot_of[o]
+                # A longer-than-average document scores as one of average length here.
+                cap = min(float(norm[slot]), BM25_K1)
                 for postings, idf in zip(terms, idfs, strict=True):
                     if postings is None or o not in postings.docs:
                         continue
                     tf = float(postings.tfs[postings.docs.rank(o) - 1])
-                    bm25 = bm25 + idf * ((tf * _K1_PLUS_1) / (tf + float(norm[slot])))
+                    bm25 = bm25 + idf * ((tf * _K1_PLUS_1) / (tf + cap))
                     hits += 1
             lex = bm25 / (_K1_PLUS_1 * q_idf) if hits else 0.0
             frac = float(hits) / float(len(idfs)) if hits else 0.0
