@@ -116,3 +116,21 @@ def test_fused_scores_follow_the_formula(
         (o for o, s in want.items() if s > 0.0 and o in allowed), key=lambda o: (-want[o], o)
     )
     assert [r[0] for r in rows] == positive
+
+
+def test_a_small_filter_scores_by_the_formula(kernel: Kernel) -> None:
+    """A filter much smaller than the query terms' postings is scored document at a time by
+    the kernels (no accumulators to reuse): the fused scores are still the formula's."""
+    texts = [
+        " ".join(["alpha"] * (1 + o % 5) + ["beta"] * (o % 3) + ["gamma"] * o) for o in range(200)
+    ]
+    vectors = [quantize([1.0, float(o % 4), -1.0]) for o in range(200)]
+    live = {o: (t, v) for o, (t, v) in enumerate(zip(texts, vectors, strict=True))}
+    index = kernel.BankIndex(DIM)
+    index.add_many(list(live), texts, vectors)
+    qvec = quantize([1.0, 0.5, -1.0])
+    want = fused_by_formula(kernel, live, "alpha beta missing", DEFAULT_WEIGHTS, qvec)
+    allow = [3, 4, 150, 199]
+    rows = index.recall("alpha beta missing", 10, allow=allow, vector=qvec)
+    assert [r[0] for r in rows] == sorted(allow, key=lambda o: (-want[o], o))
+    assert [r[1].hex() for r in rows] == [want[r[0]].hex() for r in rows]
