@@ -7,6 +7,7 @@ path) are all drawn."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -26,7 +27,7 @@ SETTINGS = settings(
 
 def fused_by_formula(
     kernel: Kernel,
-    docs: dict[int, tuple[str, bytes | None]],
+    docs: Mapping[int, tuple[str, bytes | None]],
     query: str,
     weights: tuple[float, float, float],
     qvec: bytes | None,
