@@ -50,7 +50,8 @@ def test_a_standout_neighbour_is_kept_after_the_first_hits() -> None:
     assert got.index(standout) == RESCUE_AT
     # a hair less of a lead is the crowd
     weaker = (7, SHARE * (0.6 + RESCUE_MARGIN) - 1e-9, 0, 0, 1)
-    assert 7 not in _ords(judge([weaker, *rows[:4], *rows[5:]], 0.45, SHARE, True))
+    rows = sorted([weaker, *rows[:4], *rows[5:]], key=lambda r: (-r[1], r[0]))  # best first
+    assert 7 not in _ords(judge(rows, 0.45, SHARE, True))
 
 
 def test_the_walk_passes_lexical_hits_and_stops_at_the_first_crowd_member() -> None:
@@ -144,3 +145,28 @@ def test_nothing_relevant_returns_nothing_by_default(mem: Memory) -> None:
         assert "No memories" in mem.reflect(query)
     [top, *_] = mem.recall("staging database port")
     assert top.content == NOTES[1] and top.score >= DEFAULT_MIN_SCORE
+
+
+def _long_needle_bank(mem: Memory) -> str:
+    """1,200 short notes and one long memory (about 8,000 characters) holding a unique token."""
+    words = ["deploy", "staging", "database", "port", "cache"]
+    words += ["queue", "worker", "retry", "budget", "review"]
+    short = [
+        f"{words[i % 10]} {words[(i * 7) % 10]} note {i} {words[(i * 3) % 10]}" for i in range(1200)
+    ]
+    pad = " ".join(words[(i * 13) % 10] for i in range(1100))
+    mem.retain_many(short[:600])
+    needle = mem.retain(pad + " zqxtoken42 closes the incident")
+    mem.retain_many(short[600:])
+    return needle
+
+
+def test_a_long_memory_named_by_its_unique_token_clears_the_floor(mem: Memory) -> None:
+    # Its BM25 is length-normalised far below an average memory's; the fused score must not
+    # carry that under the floor (docs/parity.md, "Fusion", step 5), alone or with a word
+    # other memories share.
+    needle = _long_needle_bank(mem)
+    for query in ("zqxtoken42", "zqxtoken42 incident", "zqxtoken42 deploy"):
+        hits = mem.recall(query)
+        assert hits and hits[0].id == needle, query
+        assert hits[0].score >= DEFAULT_MIN_SCORE and hits[0].overlap_rank == 1

@@ -18,7 +18,9 @@ binary64 values computed one operation at a time, so both kernels give the same 
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
+from operator import itemgetter
 
 __all__ = [
     "RESCUE_AT",
@@ -39,6 +41,13 @@ RESCUE_CROWD = 30  # fewer dense-only neighbours than this: no crowd to stand ou
 RESCUE_MARGIN = 0.12  # cosine lead over that level that makes a neighbour a standout
 
 
+_dense_rank = itemgetter(4)
+
+
+def _neg_score(row: Row) -> float:
+    return -row[1]
+
+
 def judge(rows: Sequence[Row], floor: float, dense_share: float, complete: bool) -> list[Row]:
     """``rows`` (the kernel's, best first) with the floor and the rescue applied.
 
@@ -46,18 +55,20 @@ def judge(rows: Sequence[Row], floor: float, dense_share: float, complete: bool)
     row in no lexical list has cosine ``fused / dense_share``; ``complete``: ``rows`` holds
     every candidate of the call (no rescue otherwise).
     """
-    kept = [r for r in rows if r[1] >= floor]
+    # Rows are best first (fused score descending): those that clear the floor are a prefix.
+    kept = list(rows[: bisect_right(rows, -floor, key=_neg_score)])
     if dense_share <= 0.0 or not complete:
         return kept
     # Rows in no lexical list, in dense order: their cosine is fused / dense_share.
-    alone = sorted((r for r in rows if r[4] and not r[2] and not r[3]), key=lambda r: r[4])
+    alone = [r for r in rows if r[4] and not (r[2] or r[3])]
     if len(alone) < RESCUE_CROWD:
         return kept  # too few neighbours to tell a standout from the crowd
+    alone.sort(key=_dense_rank)
     level = alone[RESCUE_REFERENCE - 1][1] / dense_share
-    by_rank = {r[4]: r for r in alone}
     rescued: list[Row] = []
     for rank in range(1, RESCUE_DEPTH + 1):
-        r = by_rank.get(rank)
+        # Dense ranks are distinct and ascending in ``alone``: rank r is among its first r.
+        r = next((a for a in alone[:rank] if a[4] == rank), None)
         if r is None:
             continue  # in a lexical list: ranked by its fused score already
         if (r[1] / dense_share) - level < RESCUE_MARGIN:

@@ -6,7 +6,7 @@
 //! therefore does not depend on how postings are visited, and selection is exact over every
 //! matching document.
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashSet as HashSet;
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -34,6 +34,53 @@ struct Scratch {
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// The lexical pass's per-slot buffers, valid for the slots it touched (`hits > 0`): the BM25
+/// score, the number of query terms matched, and `norm(d)`.
+struct Accumulated<'a> {
+    acc: &'a [f64],
+    hits: &'a [u32],
+    norm: &'a [f64],
+}
+
+/// A fusion candidate: its 1-based rank in each stream (0: absent), whether a weighted stream
+/// proposed it, and its exact cosine when the dense stream ranked it.
+struct Candidate {
+    ordinal: u32,
+    ranks: [u32; 3],
+    proposed: bool,
+    cos: Option<f64>,
+}
+
+/// The streams' entries merged by ordinal (at most `3 * depth`, so a sort beats hashing);
+/// `streams` are BM25, overlap and dense, `used` their weights.
+fn candidates(streams: [&[Scored]; 3], used: [f64; 3]) -> Vec<Candidate> {
+    let mut all: Vec<Candidate> = Vec::with_capacity(streams.iter().map(|s| s.len()).sum());
+    for (i, (stream, w)) in streams.into_iter().zip(used).enumerate() {
+        for (r, &(ordinal, score)) in stream.iter().enumerate() {
+            let mut ranks = [0; 3];
+            ranks[i] = r as u32 + 1;
+            // A dense score is positive exactly when its integer dot is (docs/parity.md).
+            let cos = (i == 2).then_some(if score > 0.0 { score } else { 0.0 });
+            all.push(Candidate { ordinal, ranks, proposed: w != 0.0, cos });
+        }
+    }
+    all.sort_unstable_by_key(|c| c.ordinal);
+    let mut merged: Vec<Candidate> = Vec::with_capacity(all.len());
+    for c in all {
+        match merged.last_mut() {
+            Some(m) if m.ordinal == c.ordinal => {
+                for (mine, theirs) in m.ranks.iter_mut().zip(c.ranks) {
+                    *mine = (*mine).max(theirs);
+                }
+                m.proposed |= c.proposed;
+                m.cos = m.cos.or(c.cos);
+            }
+            _ => merged.push(c),
+        }
+    }
+    merged
 }
 
 /// One query's matches: slot, BM25 score, number of distinct query terms matched.
@@ -105,28 +152,32 @@ impl BankIndex {
         slots
     }
 
-    /// Scores every live (allowed) document matching a query term and hands the matches to `f`.
-    fn lexical(&self, query: &str, allow: Option<&[u32]>, mut sink: impl FnMut(Match)) {
-        let n = self.live.len();
-        let terms: Vec<u32> = if n == 0 || self.total_len == 0 {
-            Vec::new()
-        } else {
-            query_terms(query).iter().filter_map(|t| self.vocab.get(t.as_str()).copied()).collect()
-        };
+    /// The query's distinct terms present in the vocabulary, with their idf, in query order;
+    /// nothing when the index holds no token.
+    fn present_terms(&self, query: &str) -> Vec<(u32, f64)> {
+        let (ids, idfs, _) = self.idf_terms(query);
+        ids.into_iter().zip(idfs).filter_map(|(id, idf)| id.map(|id| (id, idf))).collect()
+    }
+
+    /// Scores every live (allowed) document matching a term of `terms` (id, idf), hands each
+    /// match to `sink`, then calls `then` with the per-slot accumulators when the matches were
+    /// scored term at a time (`None` when a small filter scored them document at a time).
+    /// `state` is threaded through both, so `then` can read what `sink` gathered.
+    fn lexical<S, R>(
+        &self,
+        terms: &[(u32, f64)],
+        allow: Option<&[u32]>,
+        state: &mut S,
+        mut sink: impl FnMut(&mut S, Match),
+        then: impl FnOnce(&mut S, Option<Accumulated<'_>>) -> R,
+    ) -> R {
         if terms.is_empty() {
-            return;
+            return then(state, None);
         }
         let norms = self.norms();
         let norm = &norms.values;
-        let idfs: Vec<f64> = terms
-            .iter()
-            .map(|&id| {
-                let df = self.postings[id as usize].df() as u64;
-                (1.0 + (((n - df) as f64 + 0.5) / (df as f64 + 0.5))).ln()
-            })
-            .collect();
         let allowed = allow.map(|a| self.allowed_slots(a));
-        let visited: usize = terms.iter().map(|&id| self.postings[id as usize].df()).sum();
+        let visited: usize = terms.iter().map(|&(id, _)| self.postings[id as usize].df()).sum();
 
         // A small filter is cheaper to score document at a time (binary search per term).
         if let Some(slots) = &allowed {
@@ -135,7 +186,7 @@ impl BankIndex {
                     let ordinal = self.slots[slot as usize].ordinal;
                     let mut score = 0.0;
                     let mut hits = 0;
-                    for (&id, &idf) in terms.iter().zip(&idfs) {
+                    for &(id, idf) in terms {
                         let p = &self.postings[id as usize];
                         if let Ok(j) = p.ords.binary_search(&ordinal) {
                             let tf = f64::from(p.tfs[j]);
@@ -145,9 +196,9 @@ impl BankIndex {
                     }
                     (hits > 0).then_some(Match { slot, score, hits })
                 }) {
-                    sink(m);
+                    sink(state, m);
                 }
-                return;
+                return then(state, None);
             }
         }
 
@@ -169,7 +220,7 @@ impl BankIndex {
                 }
             }
             s.touched.clear();
-            for (i, (&id, &idf)) in terms.iter().zip(&idfs).enumerate() {
+            for (i, &(id, idf)) in terms.iter().enumerate() {
                 let p = &self.postings[id as usize];
                 // Specialised loops: the first term cannot meet a touched slot, and the filter
                 // test is hoisted out of the unfiltered case.
@@ -182,8 +233,9 @@ impl BankIndex {
             }
             let Scratch { acc, hits, touched, allowed: bits } = s;
             for &slot in touched.iter() {
-                sink(Match { slot, score: acc[slot as usize], hits: hits[slot as usize] });
+                sink(state, Match { slot, score: acc[slot as usize], hits: hits[slot as usize] });
             }
+            let out = then(state, Some(Accumulated { acc, hits, norm }));
             for &slot in touched.iter() {
                 hits[slot as usize] = 0;
             }
@@ -192,20 +244,22 @@ impl BankIndex {
                     bits[slot as usize / 64] = 0;
                 }
             }
+            out
         })
     }
 
-    /// BM25 top-`bm25_k` and overlap top-`overlap_k` of one query (0 skips a list).
-    fn lexical_top(
+    /// BM25 top-`bm25_k` and overlap top-`overlap_k` of one query (0 skips a list), handed to
+    /// `then` with the lexical pass's accumulators (see [`BankIndex::lexical`]).
+    fn lexical_top<R>(
         &self,
-        query: &str,
+        terms: &[(u32, f64)],
         allow: Option<&[u32]>,
         bm25_k: usize,
         overlap_k: usize,
-    ) -> (Vec<Scored>, Vec<Scored>) {
-        let mut bm25 = TopK::new(bm25_k);
-        let mut overlap = TopK::new(overlap_k);
-        self.lexical(query, allow, |m| {
+        then: impl FnOnce(Vec<Scored>, Vec<Scored>, Option<Accumulated<'_>>) -> R,
+    ) -> R {
+        let mut tops = (TopK::new(bm25_k), TopK::new(overlap_k));
+        let sink = |(bm25, overlap): &mut (TopK, TopK), m: Match| {
             let score = canon(m.score);
             let hits = f64::from(m.hits);
             // Most candidates lose to the current k-th best on score alone; only the others
@@ -222,15 +276,20 @@ impl BankIndex {
             if overlap_in {
                 overlap.push(Key { primary: hits, secondary: score, ordinal });
             }
-        });
-        let out = |t: TopK| t.into_sorted().into_iter().map(|k| (k.ordinal, k.primary)).collect();
-        (out(bm25), out(overlap))
+        };
+        self.lexical(terms, allow, &mut tops, sink, |tops, acc| {
+            let out = |t: &mut TopK| {
+                let t = std::mem::replace(t, TopK::new(0));
+                t.into_sorted().into_iter().map(|k| (k.ordinal, k.primary)).collect()
+            };
+            then(out(&mut tops.0), out(&mut tops.1), acc)
+        })
     }
 
     /// Exact BM25 top-k (docs/parity.md, "BM25").
     pub fn search_bm25(&self, query: &str, k: i64, allow: Option<&[u32]>) -> Result<Vec<Scored>> {
         let k = check_k(k)?;
-        Ok(self.lexical_top(query, allow, k, 0).0)
+        Ok(self.lexical_top(&self.present_terms(query), allow, k, 0, |bm25, _, _| bm25))
     }
 
     /// Top-k by distinct query terms matched, then BM25, then ordinal; scores are the counts.
@@ -241,7 +300,7 @@ impl BankIndex {
         allow: Option<&[u32]>,
     ) -> Result<Vec<Scored>> {
         let k = check_k(k)?;
-        Ok(self.lexical_top(query, allow, 0, k).1)
+        Ok(self.lexical_top(&self.present_terms(query), allow, 0, k, |_, overlap, _| overlap))
     }
 
     /// Top-k by exact dense score (`vector`: little-endian int16 bytes).
@@ -286,72 +345,92 @@ impl BankIndex {
             Some(v) => (self.dense_top(v, depth, allow)?, Some(self.decode_vector(v)?)),
             None => (Vec::new(), None),
         };
-        let (bm25, overlap) = self.lexical_top(query, allow, depth, depth);
-        let streams: [Vec<u32>; 3] =
-            [bm25, overlap, dense].map(|s| s.into_iter().map(|e| e.0).collect());
-        let ranks: Vec<HashMap<u32, u32>> = streams
-            .iter()
-            .map(|s| s.iter().enumerate().map(|(i, &o)| (o, i as u32 + 1)).collect())
-            .collect();
-        let rank = |i: usize, o: u32| ranks[i].get(&o).copied().unwrap_or(0);
         let w_dense = if qvec.is_some() { weights[2] } else { 0.0 };
         let used = [weights[0], weights[1], w_dense];
         let total = (used[0] + used[1]) + used[2];
         if total == 0.0 {
             return Ok(Vec::new());
         }
-        let mut seen: HashSet<u32> = HashSet::default();
-        let cands: Vec<u32> = streams
-            .iter()
-            .zip(used)
-            .filter(|(_, w)| *w != 0.0)
-            .flat_map(|(s, _)| s.iter().copied())
-            .filter(|&o| seen.insert(o))
-            .collect();
-        let (terms, idfs, q_idf) = self.idf_terms(query);
-        let norms = if terms.is_empty() { None } else { Some(self.norms()) };
-        let query_dot = qvec.as_deref().map(Query::new);
-        let mut fused: Vec<(u32, f64)> = Vec::with_capacity(cands.len());
-        for o in cands {
-            let mut bm25 = 0.0;
-            let mut hits: u32 = 0;
-            if let (Some(norms), Some(&slot)) = (&norms, self.slot_of.get(&o)) {
-                let norm = norms.values[slot as usize];
-                for (term, &idf) in terms.iter().zip(&idfs) {
-                    let Some(id) = term else { continue };
-                    let p = &self.postings[*id as usize];
-                    if let Ok(j) = p.ords.binary_search(&o) {
-                        let tf = f64::from(p.tfs[j]);
-                        bm25 += idf * ((tf * K1_PLUS_1) / (tf + norm));
-                        hits += 1;
+        // The query is tokenised once: the lexical streams read its present terms, the fused
+        // score all of them (absent ones count in Q and T).
+        let (ids, idfs, q_idf) = self.idf_terms(query);
+        let present: Vec<(u32, f64)> =
+            ids.iter().zip(&idfs).filter_map(|(id, &idf)| id.map(|id| (id, idf))).collect();
+        self.lexical_top(&present, allow, depth, depth, |bm25, overlap, acc| {
+            let cands = candidates([&bm25, &overlap, &dense], used);
+            let query_dot = qvec.as_deref().map(Query::new);
+            let mut fused: Vec<RecallRow> = Vec::with_capacity(cands.len());
+            for c in cands.iter().filter(|c| c.proposed) {
+                let o = c.ordinal;
+                let (bm25, hits) = match self.slot_of.get(&o) {
+                    Some(&slot) if !present.is_empty() => {
+                        self.fused_lexical(&present, o, slot as usize, acc.as_ref())
                     }
+                    _ => (0.0, 0),
+                };
+                let (lex, frac) = if hits > 0 {
+                    (bm25 / (K1_PLUS_1 * q_idf), f64::from(hits) / idfs.len() as f64)
+                } else {
+                    (0.0, 0.0)
+                };
+                // The dense stream's score is the exact cosine; others are scored here.
+                let cos = match (c.cos, &query_dot, self.dense.as_ref()) {
+                    (Some(cos), _, _) => cos,
+                    (None, Some(q), Some(d)) => d.get(o).map_or(0.0, |row| {
+                        let dot = q.dot(row);
+                        if dot > 0 {
+                            dense_score(dot)
+                        } else {
+                            0.0
+                        }
+                    }),
+                    _ => 0.0,
+                };
+                let score = (((used[0] * lex) + (used[1] * frac)) + (used[2] * cos)) / total;
+                if score > 0.0 {
+                    fused.push((o, score, c.ranks[0], c.ranks[1], c.ranks[2]));
                 }
             }
-            let (lex, frac) = if hits > 0 {
-                (bm25 / (K1_PLUS_1 * q_idf), f64::from(hits) / idfs.len() as f64)
-            } else {
-                (0.0, 0.0)
-            };
-            let mut cos = 0.0;
-            if let (Some(q), Some(d)) = (&query_dot, self.dense.as_ref()) {
-                if let Some(row) = d.get(o) {
-                    let dot = q.dot(row);
-                    if dot > 0 {
-                        cos = dense_score(dot);
-                    }
-                }
+            fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            fused.truncate(limit);
+            Ok(fused)
+        })
+    }
+
+    /// `(bm25, hits)` of the fused score for the document at `slot` (docs/parity.md, "Fusion",
+    /// step 5: length normalisation capped at K1). The lexical pass's accumulators hold exactly
+    /// that for a document no longer than the average (same operations, same order); a longer
+    /// one, or any when the pass ran document at a time, is re-scored term by term.
+    fn fused_lexical(
+        &self,
+        terms: &[(u32, f64)],
+        ordinal: u32,
+        slot: usize,
+        acc: Option<&Accumulated<'_>>,
+    ) -> (f64, u32) {
+        let (norm, known) = match acc {
+            Some(a) if a.hits[slot] == 0 => return (0.0, 0),
+            Some(a) if a.norm[slot] <= BM25_K1 => return (a.acc[slot], a.hits[slot]),
+            Some(a) => (a.norm[slot], a.hits[slot]),
+            None => (self.norms().values[slot], u32::MAX),
+        };
+        // A longer-than-average document scores as one of average length here: the fused
+        // score says how well it matches, not how long it is (docs/parity.md).
+        let norm = norm.min(BM25_K1);
+        let mut bm25 = 0.0;
+        let mut hits: u32 = 0;
+        for &(id, idf) in terms {
+            if hits == known {
+                break;
             }
-            let score = (((used[0] * lex) + (used[1] * frac)) + (used[2] * cos)) / total;
-            if score > 0.0 {
-                fused.push((o, score));
+            let p = &self.postings[id as usize];
+            if let Ok(j) = p.ords.binary_search(&ordinal) {
+                let tf = f64::from(p.tfs[j]);
+                bm25 += idf * ((tf * K1_PLUS_1) / (tf + norm));
+                hits += 1;
             }
         }
-        fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        Ok(fused
-            .into_iter()
-            .take(limit)
-            .map(|(o, s)| (o, s, rank(0, o), rank(1, o), rank(2, o)))
-            .collect())
+        (bm25, hits)
     }
 
     /// The query's distinct terms (term id, None when absent from the vocabulary), their idf,

@@ -230,29 +230,43 @@ class BankIndex:
         self, query: str, allow: Sequence[int] | None
     ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """Matching ordinals with their BM25 scores and overlap counts (any order)."""
-        n = len(self._live)
-        empty = np.zeros(0, dtype=np.intp)
-        if n == 0 or self._total_len == 0:
-            return empty, np.zeros(0), np.zeros(0)
-        terms = list(dict.fromkeys(tokenize(query)))
-        norm = self._norms()
+        terms, idfs, _ = self._query_terms(query)
+        if not terms:
+            return np.zeros(0, dtype=np.intp), np.zeros(0), np.zeros(0)
+        hits, (acc,) = self._accumulate(terms, idfs, allow, (self._norms(),))
+        return self._matches(acc, hits)
+
+    def _matches(
+        self, acc: npt.NDArray[np.float64], hits: npt.NDArray[np.float64]
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        matched = np.flatnonzero(hits != 0.0)  # a bool scan is ~8x faster than a float one
+        return self._ordinal_of[matched].astype(np.intp), acc[matched], hits[matched]
+
+    def _accumulate(
+        self,
+        terms: list[Postings | None],
+        idfs: list[float],
+        allow: Sequence[int] | None,
+        norms: tuple[npt.NDArray[np.float64], ...],
+    ) -> tuple[npt.NDArray[np.float64], list[npt.NDArray[np.float64]]]:
+        """Per slot: the number of query terms matched, and a BM25 score per length
+        normalisation in ``norms``, term at a time in query order (absent terms, None, are
+        skipped)."""
+        size = len(self._doc_len)
+        hits = np.zeros(size, dtype=np.float64)
+        accs = [np.zeros(size, dtype=np.float64) for _ in norms]
         mask = self._mask(allow)
-        acc = np.zeros(len(self._doc_len), dtype=np.float64)
-        hits = np.zeros(len(self._doc_len), dtype=np.float64)
-        for term in terms:
-            postings = self._vocab.get(term)
+        for postings, idf in zip(terms, idfs, strict=True):
             if postings is None:
                 continue
-            df = len(postings.docs)
-            idf = math.log(1.0 + ((n - df) + 0.5) / (df + 0.5))
             slots, tfs = postings.arrays()
             if mask is not None:
                 keep = mask[slots]
                 slots, tfs = slots[keep], tfs[keep]
-            acc[slots] += idf * ((tfs * _K1_PLUS_1) / (tfs + norm[slots]))
             hits[slots] += 1.0
-        matched = np.flatnonzero(hits != 0.0)  # a bool scan is ~8x faster than a float one
-        return self._ordinal_of[matched].astype(np.intp), acc[matched], hits[matched]
+            for acc, norm in zip(accs, norms, strict=True):
+                acc[slots] += idf * ((tfs * _K1_PLUS_1) / (tfs + norm[slots]))
+        return hits, accs
 
     def search_bm25(
         self, query: str, k: int, allow: Sequence[int] | None = None
@@ -317,44 +331,50 @@ class BankIndex:
         if vector is not None:
             dense = self.search_dense(vector, depth, allow)
             qvec = decode(bytes(vector), self._dim).astype(np.int64)
-        ords, scores, counts = self._lexical(query, allow)
+        w_dense = ws[2] if vector is not None else 0.0
+        total = (ws[0] + ws[1]) + w_dense
+        if total == 0.0:
+            return []
+        # The query is tokenised once: the lexical streams read its present terms, the fused
+        # score all of them (absent ones count in Q and T).
+        terms, idfs, q_idf = self._query_terms(query)
+        if terms:
+            # `capped`: the fused score's BM25, length normalisation capped at K1 (step 5).
+            norm = self._norms()
+            cap = np.minimum(norm, BM25_K1)
+            hits, (acc, capped) = self._accumulate(terms, idfs, allow, (norm, cap))
+        else:
+            hits = acc = capped = np.zeros(len(self._doc_len))
+        ords, scores, counts = self._matches(acc, hits)
         streams = [
             [o for o, _ in top_k(ords, scores, depth)],
             [o for o, _ in _overlap_top(ords, scores, counts, depth)],
             [o for o, _ in dense],
         ]
         ranks = [{o: r for r, o in enumerate(s, 1)} for s in streams]
-        w_dense = ws[2] if vector is not None else 0.0
-        total = (ws[0] + ws[1]) + w_dense
-        if total == 0.0:
-            return []
+        # The dense stream's score is the exact cosine; other candidates are scored here.
+        dense_cos = {o: (s if s > 0.0 else 0.0) for o, s in dense}
         # Candidates: the union of the weighted streams' top-depth (docs/parity.md, "Fusion").
         cands: dict[int, None] = {}
         for stream, w in zip(streams, (ws[0], ws[1], w_dense), strict=True):
             if w != 0.0:
                 cands.update(dict.fromkeys(stream))
-        terms, idfs, q_idf = self._query_terms(query)
-        norm = self._norms() if terms else None
+        n_terms = float(len(idfs))
         dense_store = self._dense
         fused: list[tuple[int, float]] = []
         for o in cands:
-            bm25, hits = 0.0, 0
-            if norm is not None:
-                slot = self._slot_of[o]
-                for postings, idf in zip(terms, idfs, strict=True):
-                    if postings is None or o not in postings.docs:
-                        continue
-                    tf = float(postings.tfs[postings.docs.rank(o) - 1])
-                    bm25 = bm25 + idf * ((tf * _K1_PLUS_1) / (tf + float(norm[slot])))
-                    hits += 1
-            lex = bm25 / (_K1_PLUS_1 * q_idf) if hits else 0.0
-            frac = float(hits) / float(len(idfs)) if hits else 0.0
-            cos = 0.0
-            if qvec is not None and dense_store is not None:
-                row = dense_store.vectors.get(o)
-                if row is not None:
-                    dot = int(row.astype(np.int64) @ qvec)
-                    cos = dot / _DENSE_DIVISOR if dot > 0 else 0.0
+            slot = self._slot_of[o]
+            matched = float(hits[slot])
+            lex = float(capped[slot]) / (_K1_PLUS_1 * q_idf) if matched else 0.0
+            frac = matched / n_terms if matched else 0.0
+            cos = dense_cos.get(o)
+            if cos is None:
+                cos = 0.0
+                if qvec is not None and dense_store is not None:
+                    row = dense_store.vectors.get(o)
+                    if row is not None:
+                        dot = int(row.astype(np.int64) @ qvec)
+                        cos = dot / _DENSE_DIVISOR if dot > 0 else 0.0
             score = (((ws[0] * lex) + (ws[1] * frac)) + (w_dense * cos)) / total
             if score > 0.0:
                 fused.append((o, score))
