@@ -208,7 +208,16 @@ def test_doctor(db: str, capsys: pytest.CaptureFixture[str]) -> None:
     report = json.loads(out)
     assert code == 0 and report["ok"] is True
     names = {c["name"]: c for c in report["checks"]}
-    assert set(names) == {"backend", "store path", "store health", "integrity", "server", "hooks"}
+    assert set(names) == {
+        "backend",
+        "store path",
+        "store health",
+        "store loss",
+        "integrity",
+        "server",
+        "hooks",
+    }
+    assert names["store loss"]["status"] == "ok"
     assert names["hooks"]["status"] == "ok" and "spool 0 waiting" in names["hooks"]["detail"]
     assert names["integrity"]["status"] == "ok"
     assert names["store health"]["memories"] == 1

@@ -201,10 +201,27 @@ def _utf8_url(scope: Scope) -> bool:
     return True
 
 
+def wants_details(value: str | None) -> bool:
+    """``/health?details=...``: ``1``/``true`` for Memory.health() as JSON, ``0``/``false`` or
+    absent for the plain ``ok``; anything else is refused."""
+    if value is None:
+        return False
+    flag = value.strip().lower()
+    if flag not in ("1", "true", "0", "false"):
+        raise InvalidInputError("details must be 1, true, 0 or false")
+    return flag in ("1", "true")
+
+
+def _details_asked(scope: Scope) -> bool:
+    """Does this ``/health`` request ask for details (which, with a token, need it)?"""
+    return b"details" in scope.get("query_string", b"")
+
+
 class Guard:
     """Pure ASGI middleware in front of every route.
 
-    - With a token, every path but ``/health`` needs ``Authorization: Bearer <token>`` (401).
+    - With a token, every path but ``/health`` needs ``Authorization: Bearer <token>`` (401);
+      ``/health?details=1`` (bank names, errors) needs it too.
     - On a loopback server, a ``Host`` that is not a loopback name is refused (DNS rebinding),
       and so is a browser ``Origin`` from anywhere but loopback (403): a web page must not be
       able to write into the memory of the machine that views it.
@@ -280,7 +297,8 @@ class Guard:
             return error_body(400, "the URL is not valid UTF-8 once percent-decoded")
         # The web page's static files hold no data: it loads, then asks for the token.
         path = scope["path"]
-        if self.token is not None and path != "/health" and path not in PUBLIC_PATHS:
+        public = path in PUBLIC_PATHS or (path == "/health" and not _details_asked(scope))
+        if self.token is not None and not public:
             supplied = headers.get(b"authorization", b"")
             scheme, _, value = supplied.partition(b" ")
             ok = scheme.lower() == b"bearer" and hmac.compare_digest(value.strip(), self.token)
@@ -421,7 +439,17 @@ def build_routes(memory: Memory, mcp: LazyMCP | None, store_id: str | None = Non
         identity[HEALTH_STORE] = store_id
 
     async def health(request: Request) -> Response:
-        return PlainTextResponse("ok", headers=identity)
+        # Plain /health is liveness, answered on the event loop with no work at all (the
+        # hooks and `daemon start` wait for exactly "ok"); ?details=1 is Memory.health().
+        try:
+            details = wants_details(request.query_params.get("details"))
+        except InvalidInputError as exc:
+            return error_response(exc)
+        if not details:
+            return PlainTextResponse("ok", headers=identity)
+        report = await in_thread(ops.health_report, memory)
+        status = 200 if report["status"] == "ok" else 503
+        return JSONBody(report, status_code=status, headers=identity)
 
     async def openapi(request: Request) -> Any:
         from memwire.server.openapi import document
