@@ -238,6 +238,14 @@ def main() -> int:
     )
     ap.add_argument("--backend", choices=["rust", "python"], default=None)
     ap.add_argument("--db", type=Path, default=None, help="reuse/keep this store file")
+    ap.add_argument(
+        "--probe",
+        type=Path,
+        default=None,
+        help="run the server under benchmarks/soak_probe.py, appending its memory breakdown "
+        "(RSS, malloc arenas, threads) to this JSONL file every --sample-seconds",
+    )
+    ap.add_argument("--trace", action="store_true", help="with --probe: tracemalloc too")
     args = ap.parse_args()
 
     from memwire import Memory
@@ -256,7 +264,14 @@ def main() -> int:
                 memory.retain_many(corpus.texts[: args.n], bank=BANK)
             backend = memory.backend
         load_seconds = round(time.perf_counter() - started, 1)
-        process, port, _ = serve_bench.start_server(db, env)
+        if args.probe is None:
+            process, port, _ = serve_bench.start_server(db, env)
+        else:
+            port = serve_bench.free_port()
+            probe = [str(HERE / "soak_probe.py"), str(args.probe), str(args.sample_seconds)]
+            serve = ["serve", "--db", str(db), "--port", str(port)]
+            command = [sys.executable, *probe, *(["--trace"] if args.trace else []), "--", *serve]
+            process, _ = serve_bench.spawn(command, port, env)
         try:
             queries = [q.text for q in corpus.queries] or ["memory"]
             report = asyncio.run(_soak(args, port, process.pid, queries))

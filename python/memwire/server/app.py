@@ -549,6 +549,20 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return error_response(exc)
 
 
+TRIM_EVERY_S = 60.0
+
+
+async def _trim_now_and_then() -> None:
+    """Every minute, give the heap's freed memory back to the system (memwire._heap): requests
+    on many worker threads leave freed memory in many glibc arenas, which a long-running
+    server would otherwise keep (docs/BENCHMARKS.md, "Soak")."""
+    from memwire import _heap
+
+    while True:
+        await anyio.sleep(TRIM_EVERY_S)
+        await anyio.to_thread.run_sync(_heap.trim)
+
+
 async def _warm(warm_up: Callable[[], object]) -> None:
     """Load what the first requests need, off the event loop; a failure is only logged (the
     first request that needs it meets the same error and answers it)."""
@@ -589,6 +603,7 @@ def create_app(
                     await tg.start(lazy_mcp.run)
                 if warm_up is not None:
                     tg.start_soon(_warm, warm_up)
+                tg.start_soon(_trim_now_and_then)
                 try:
                     yield
                 finally:
