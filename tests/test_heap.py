@@ -41,3 +41,31 @@ def test_trim_is_a_no_op_off_linux(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_heap, "_loaded", False)
     monkeypatch.setattr(_heap, "_malloc_trim", None)
     assert _heap.trim() is False
+
+
+def _mmapped_bytes() -> int:
+    import ctypes
+
+    class MallInfo2(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks")]
+        _fields_ += [("hblkhd", ctypes.c_size_t)]
+        _fields_ += [(name, ctypes.c_size_t) for name in ("usmblks", "fsmblks", "uordblks")]
+        _fields_ += [(name, ctypes.c_size_t) for name in ("fordblks", "keepcost")]
+
+    call = ctypes.CDLL(None).mallinfo2
+    call.restype = MallInfo2
+    return int(call().hblkhd)
+
+
+@pytest.mark.skipif(not GLIBC, reason="mallopt is glibc's (a no-op elsewhere)")
+def test_a_server_maps_large_blocks_so_that_freeing_them_returns_them() -> None:
+    # Without it, freeing a 16 MiB block would raise glibc's dynamic mmap threshold to 16 MiB:
+    # from then on a 2 MiB block would come from an arena, and stay there once freed.
+    assert _heap.tune_for_server() is True
+    big = bytearray(16 << 20)
+    del big
+    before = _mmapped_bytes()
+    block = bytearray(2 * _heap.MMAP_THRESHOLD)
+    assert _mmapped_bytes() - before >= 2 * _heap.MMAP_THRESHOLD  # mapped: unmapped when freed
+    del block
+    assert _mmapped_bytes() - before < _heap.MMAP_THRESHOLD

@@ -226,7 +226,10 @@ def serve(
     command). The Memory (kernel, numpy) and its embedder load with the first request that
     needs them, or, with ``warm``, in the background right after start."""
     check_bind(host, token)
+    from memwire import _heap
     from memwire.store import default_path, open_store
+
+    _heap.tune_for_server()  # a long-running process: give freed memory back (memwire._heap)
 
     logging.basicConfig(level=logging.WARNING, format="memwire: %(levelname)s %(message)s")
     from memwire.config import default_tier
