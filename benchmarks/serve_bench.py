@@ -8,7 +8,8 @@ and reads the server's resident set size from /proc (Linux). Measured, one keep-
 (httpx) in this process:
 
 - ``first_health_s``: from spawning the server to its first ``ok`` on ``/health`` (polled every
-  2 ms), and the idle RSS of the empty server;
+  2 ms), ``first_health_cpu_s`` the CPU time the server had used by then (steadier than the
+  wall clock on a loaded machine), and the idle RSS of the empty server;
 - ``single_retains_per_s``: ``--singles`` POST /retain of the corpus's documents, one at a time;
   then the same from ``--clients`` clients at once (group commit shares their fsyncs);
 - ``batch_memories_per_s``: the ``--n`` documents through POST /retain_many, 1,000 per request;
@@ -63,6 +64,14 @@ def rss_mib(pid: int) -> float:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     raise RuntimeError("no VmRSS")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux): unlike the wall clock, it hardly
+    moves with the machine's load, so it compares start-ups measured on a busy machine."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _health_ok(port: int) -> bool:
@@ -204,6 +213,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "memwire.db"
         process, port, results["first_health_s"] = start_server(db, env)
+        results["first_health_cpu_s"] = round(cpu_seconds(process.pid), 3)
         time.sleep(args.idle_seconds)
         results["idle_rss_empty_mib"] = round(rss_mib(process.pid), 1)
         base = f"http://127.0.0.1:{port}/banks"

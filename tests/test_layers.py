@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent / "python" / "memwire"
 
 # (rank, packages or modules). Keep in step with the table in docs/architecture.md.
 LAYERS: list[tuple[int, tuple[str, ...]]] = [
-    (0, ("errors", "records", "_progress", "models", "_dist")),
+    (0, ("errors", "records", "_progress", "models", "_dist", "_heap")),
     (1, ("_dates", "_text", "redact", "project", "locations", "private_files")),
     # The kernel sits below config: config's defaults (the fusion weights) are contract constants.
     (2, ("_kernel",)),

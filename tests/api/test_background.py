@@ -115,3 +115,25 @@ def test_requests_wait_for_the_retry_instead_of_hammering() -> None:
     assert attempts == ["b"]
     assert health.pending == ("b",) and not health.ok
     assert [(f.job, f.failures) for f in health.failures] == [("snapshot", 1)]
+
+
+def test_the_heap_is_trimmed_after_each_bank(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A snapshot's and a graph's transient copies are given back once a bank's jobs are done
+    (memwire._heap), failed ones included."""
+    from memwire import _heap
+
+    events: list[str] = []
+    monkeypatch.setattr(_heap, "trim", lambda: events.append("trim") or True)
+
+    def snapshot(bank: str) -> None:
+        events.append(f"snapshot {bank}")
+        if bank == "b":
+            raise StorageFullError("full")
+
+    worker = Snapshotter(lambda bank: events.append(f"graph {bank}"), snapshot)
+    worker.retry_base = 3600.0
+    worker.request("a")
+    worker.request("b")
+    worker.drain()
+    worker.stop()
+    assert events == ["graph a", "snapshot a", "trim", "graph b", "snapshot b", "trim"]

@@ -209,11 +209,13 @@ def test_doctor(db: str, capsys: pytest.CaptureFixture[str]) -> None:
         "store setting",
         "store path",
         "store health",
+        "store loss",
         "integrity",
         "server",
         "hooks",
     }
     assert names["store setting"]["source"] == "argument"
+    assert names["store loss"]["status"] == "ok"
     assert names["hooks"]["status"] == "ok" and "spool 0 waiting" in names["hooks"]["detail"]
     assert names["integrity"]["status"] == "ok"
     assert names["store health"]["memories"] == 1

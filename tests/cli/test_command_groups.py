@@ -54,6 +54,25 @@ def test_hook_builds_only_its_own_group(tmp_path: Path) -> None:
     assert loaded == "['memwire.cli._common', 'memwire.cli.doctor', 'memwire.cli.hook']", loaded
 
 
+def test_serve_builds_only_its_own_group() -> None:
+    """`memwire serve` imports no other command group (agent hosts, importers, HTTP client):
+    its time to the first /health and its idle memory are measured (docs/BENCHMARKS.md). A
+    non-loopback bind without a token is refused right after parsing, so nothing is served."""
+    code = (
+        "import sys, memwire.cli as c; code = c.main(['serve', '--host', '192.0.2.1']); "
+        "print(code, sorted(m for m in sys.modules if m.startswith(('memwire.cli.', "
+        "'memwire.hosts', 'memwire.importers', 'memwire.eval', 'memwire.connect'))))"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMWIRE_")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    loaded = done.stdout.strip().splitlines()[-1]
+    assert "a token" in done.stderr  # refused: the check ran, in the serving group
+    assert loaded.endswith("['memwire.cli._common', 'memwire.cli.doctor', 'memwire.cli.serving']")
+    assert not loaded.startswith("0 "), loaded
+
+
 def test_embedder_option_lists_the_config_modes() -> None:
     # The option names its choices without importing memwire.config (the hook's path must not
     # load the kernel contract); the names must still be the config's.

@@ -37,7 +37,8 @@ def test_every_file_is_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
             _log.failure("stop", "a failure", "detail")
             _log.audit("s1", {"ids": []})
             seen = {p.relative_to(home).as_posix() for p in home.rglob("*")}
-            assert {"memory.db-wal", "memory.db-shm", "spool/rejected.jsonl"} <= seen
+            assert {"memory.db-wal", "memory.db-shm", "memory.db-ledger"} <= seen
+            assert "spool/rejected.jsonl" in seen
             assert {"hooks/hooks.log", "hooks/failures.jsonl", "hooks/sessions/s1.json"} <= seen
             assert "hooks/audit/s1.jsonl" in seen
             for path in [home.parent, home, *home.rglob("*")]:

@@ -37,6 +37,12 @@ def register(commands: Any) -> None:
         help="run the full integrity_check (default: quick_check), and compare each bank's "
         "index with its rows, rebuilding it from them when they differ",
     )
+    p.add_argument(
+        "--clear-loss",
+        action="store_true",
+        help="forget the store's recorded loss of committed writes (reported until cleared; "
+        "restore from a backup first if you can)",
+    )
     add_common(p)
     p.set_defaults(run=run_doctor)
 
@@ -138,7 +144,9 @@ class VersionAction(argparse.Action):
         parser.exit()
 
 
-def check_store(path: str | None, full: bool = False) -> tuple[list[Check], Path | None]:
+def check_store(
+    path: str | None, full: bool = False, clear_loss: bool = False
+) -> tuple[list[Check], Path | None]:
     from memwire.errors import InvalidInputError
     from memwire.locations import shown, store_setting
     from memwire.memory import Memory
@@ -174,6 +182,7 @@ def check_store(path: str | None, full: bool = False) -> tuple[list[Check], Path
             total = sum(int(memory.stats(bank=b).get("count", 0)) for b in names)
             if full:
                 checks += check_indexes(memory, names)
+            loss = check_loss(memory, clear_loss)
         checks.append(
             _check(
                 "store health",
@@ -183,9 +192,23 @@ def check_store(path: str | None, full: bool = False) -> tuple[list[Check], Path
                 memories=total,
             )
         )
+        checks.append(loss)
     except Exception as exc:
         checks.append(_check("store health", "fail", f"cannot open: {type(exc).__name__}: {exc}"))
     return checks, file
+
+
+def check_loss(memory: Memory, clear: bool) -> Check:
+    """Committed writes the store found missing at open (docs/storage.md, "Loss at open")."""
+    from memwire.store.loss import clear_store_loss
+
+    loss = memory.health().loss
+    if loss is None:
+        return _check("store loss", "ok", "no committed write missing at open")
+    if clear:
+        clear_store_loss(memory._store)
+        return _check("store loss", "ok", f"cleared the recorded loss ({loss.summary()})")
+    return _check("store loss", "fail", loss.describe(), **asdict(loss))
 
 
 def check_indexes(memory: Memory, names: list[str]) -> list[Check]:
@@ -307,7 +330,7 @@ def check_hooks() -> Check:
 
 def run_doctor(args: argparse.Namespace) -> int:
     checks = [check_backend()]
-    store_checks, file = check_store(db_path(args), args.full)
+    store_checks, file = check_store(db_path(args), args.full, args.clear_loss)
     checks += store_checks
     if file is not None:
         checks.append(check_integrity(file, args.full))

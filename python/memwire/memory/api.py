@@ -13,6 +13,7 @@ index is loaded: nothing is re-embedded on open.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import threading
@@ -77,6 +78,7 @@ from memwire.store import (
     open_store,
     space_mismatch,
 )
+from memwire.store.loss import store_loss
 from memwire.store.watchable import Watchable
 
 if TYPE_CHECKING:
@@ -212,9 +214,11 @@ class Memory:
     def health(self) -> Health:
         """The state of this Memory's background work: whether its thread is alive, the bank
         it works on and for how long (``stuck`` past 15 min), and the snapshot, HNSW graph and
-        TTL sweep jobs whose last attempt failed (retried with backoff). ``ok`` when nothing
-        failed; ``memwire doctor`` prints it. See docs/storage.md, "Background work"."""
-        return self._snapshotter.health()
+        TTL sweep jobs whose last attempt failed (retried with backoff), and committed writes
+        the store found missing when it was opened (``loss``). ``ok`` when nothing failed;
+        ``memwire doctor`` prints it. See docs/storage.md, "Background work" and "Loss at
+        open"."""
+        return dataclasses.replace(self._snapshotter.health(), loss=store_loss(self._store))
 
     def _check_open(self) -> None:
         if self._closed:

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from memwire import _heap
 from memwire.memory.health import RETRY_BASE_S, Health, JobLog, retry_delay
 
 if TYPE_CHECKING:
@@ -119,6 +120,9 @@ class Snapshotter:
                                 self._sweeps.add(bank)  # retried with the bank
                     else:
                         self.jobs.succeeded(bank, job)
+                # A snapshot's bytes (twice the index, briefly) and a graph build's copies
+                # are freed by now: give them back rather than let the heap keep them.
+                _heap.trim()
             finally:
                 with self._cv:
                     if failures and not self._stop:

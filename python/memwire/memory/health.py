@@ -1,5 +1,6 @@
-"""What :meth:`Memory.health` reports: the background thread's state and the jobs that failed
-(docs/storage.md, "Background work"). :class:`JobLog` is where the thread records them: it
+"""What :meth:`Memory.health` reports: the background thread's state, the jobs that failed
+(docs/storage.md, "Background work") and committed writes the store found missing at open
+("Loss at open"). :class:`JobLog` is where the thread records them: it
 logs a job's first failure in a row at WARNING, the repeats at DEBUG, and its recovery at INFO,
 so a full disk gives one warning per bank, not one per attempt."""
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 
 from memwire import _dates
 from memwire.errors import MemwireError
+from memwire.store.loss import StoreLoss
 
 __all__ = ["STUCK_AFTER_S", "Health", "JobFailure", "JobLog", "retry_delay"]
 
@@ -57,6 +59,9 @@ class Health:
     """Banks waiting for the thread (including those waiting to retry a failed job)."""
     failures: tuple[JobFailure, ...]
     """Jobs whose last attempt failed; each is retried with a growing delay (up to 5 min)."""
+    loss: StoreLoss | None = None
+    """Committed writes the store found missing when it was opened (kept until cleared with
+    ``memwire doctor --clear-loss``); None when none were, or the store cannot tell."""
 
     @property
     def stuck(self) -> bool:
@@ -65,8 +70,10 @@ class Health:
 
     @property
     def ok(self) -> bool:
-        """No failed job, nothing stuck, and the thread alive (or not needed)."""
-        return not self.failures and not self.stuck and self.background != "dead"
+        """No failed job, nothing stuck, the thread alive (or not needed), and no loss."""
+        return (
+            not self.failures and not self.stuck and self.background != "dead" and self.loss is None
+        )
 
 
 class JobLog:

@@ -201,10 +201,27 @@ def _utf8_url(scope: Scope) -> bool:
     return True
 
 
+def wants_details(value: str | None) -> bool:
+    """``/health?details=...``: ``1``/``true`` for Memory.health() as JSON, ``0``/``false`` or
+    absent for the plain ``ok``; anything else is refused."""
+    if value is None:
+        return False
+    flag = value.strip().lower()
+    if flag not in ("1", "true", "0", "false"):
+        raise InvalidInputError("details must be 1, true, 0 or false")
+    return flag in ("1", "true")
+
+
+def _details_asked(scope: Scope) -> bool:
+    """Does this ``/health`` request ask for details (which, with a token, need it)?"""
+    return b"details" in scope.get("query_string", b"")
+
+
 class Guard:
     """Pure ASGI middleware in front of every route.
 
-    - With a token, every path but ``/health`` needs ``Authorization: Bearer <token>`` (401).
+    - With a token, every path but ``/health`` needs ``Authorization: Bearer <token>`` (401);
+      ``/health?details=1`` (bank names, errors) needs it too.
     - On a loopback server, a ``Host`` that is not a loopback name is refused (DNS rebinding),
       and so is a browser ``Origin`` from anywhere but loopback (403): a web page must not be
       able to write into the memory of the machine that views it.
@@ -280,7 +297,8 @@ class Guard:
             return error_body(400, "the URL is not valid UTF-8 once percent-decoded")
         # The web page's static files hold no data: it loads, then asks for the token.
         path = scope["path"]
-        if self.token is not None and path != "/health" and path not in PUBLIC_PATHS:
+        public = path in PUBLIC_PATHS or (path == "/health" and not _details_asked(scope))
+        if self.token is not None and not public:
             supplied = headers.get(b"authorization", b"")
             scheme, _, value = supplied.partition(b" ")
             ok = scheme.lower() == b"bearer" and hmac.compare_digest(value.strip(), self.token)
@@ -433,7 +451,17 @@ def build_routes(memory: Memory, mcp: LazyMCP | None, store_id: str | None = Non
         identity[HEALTH_STORE] = store_id
 
     async def health(request: Request) -> Response:
-        return PlainTextResponse("ok", headers=identity)
+        # Plain /health is liveness, answered on the event loop with no work at all (the
+        # hooks and `daemon start` wait for exactly "ok"); ?details=1 is Memory.health().
+        try:
+            details = wants_details(request.query_params.get("details"))
+        except InvalidInputError as exc:
+            return error_response(exc)
+        if not details:
+            return PlainTextResponse("ok", headers=identity)
+        report = await in_thread(ops.health_report, memory)
+        status = 200 if report["status"] == "ok" else 503
+        return JSONBody(report, status_code=status, headers=identity)
 
     async def openapi(request: Request) -> Any:
         from memwire.server.openapi import document
@@ -582,6 +610,20 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return error_response(exc)
 
 
+TRIM_EVERY_S = 60.0
+
+
+async def _trim_now_and_then() -> None:
+    """Every minute, give the heap's freed memory back to the system (memwire._heap): requests
+    on many worker threads leave freed memory in many glibc arenas, which a long-running
+    server would otherwise keep (docs/BENCHMARKS.md, "Soak")."""
+    from memwire import _heap
+
+    while True:
+        await anyio.sleep(TRIM_EVERY_S)
+        await anyio.to_thread.run_sync(_heap.trim)
+
+
 async def _warm(warm_up: Callable[[], object]) -> None:
     """Load what the first requests need, off the event loop; a failure is only logged (the
     first request that needs it meets the same error and answers it)."""
@@ -622,6 +664,7 @@ def create_app(
                     await tg.start(lazy_mcp.run)
                 if warm_up is not None:
                     tg.start_soon(_warm, warm_up)
+                tg.start_soon(_trim_now_and_then)
                 try:
                     yield
                 finally:

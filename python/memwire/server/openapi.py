@@ -212,6 +212,23 @@ def _document() -> dict[str, Any]:
             },
         },
         "Stats": {"type": "object"},
+        "Health": {
+            "type": "object",
+            "required": ["status", "memory", "background", "stuck", "failures", "loss"],
+            "properties": {
+                "status": {"enum": ["ok", "unhealthy"]},
+                "memory": {"enum": ["loaded", "not loaded yet"]},
+                "background": {
+                    "enum": ["idle", "working", "stopped", "dead", "not started"],
+                },
+                "working_on": _NULLABLE_STR,
+                "working_for_s": {"type": ["number", "null"]},
+                "stuck": {"type": "boolean"},
+                "pending": _STR_LIST,
+                "failures": {"type": "array", "items": {"type": "object"}},
+                "loss": {"type": ["object", "null"]},
+            },
+        },
         "Deleted": {"type": "object"},
     }
 
@@ -222,13 +239,33 @@ def _document() -> dict[str, Any]:
         "/health": {
             "get": {
                 "operationId": "health",
-                "summary": "Liveness: answers the plain text `ok`, never needs a token",
+                "summary": "Liveness: answers the plain text `ok`, never needs a token; with "
+                "`details=1`, Memory.health() as JSON (needs the token when one is set)",
                 "security": [],
+                "parameters": [
+                    {
+                        "name": "details",
+                        "in": "query",
+                        "required": False,
+                        "schema": {"enum": ["1", "true", "0", "false"]},
+                        "description": "1/true: the background work (thread state, stuck or "
+                        "failed jobs) and committed writes found missing at open, as JSON; "
+                        "503 when any of them is wrong (docs/serving.md)",
+                    }
+                ],
                 "responses": {
                     "200": {
-                        "description": "Serving",
-                        "content": {"text/plain": {"schema": {"type": "string", "const": "ok"}}},
-                    }
+                        "description": "Serving (and, with details, healthy)",
+                        "content": {
+                            "text/plain": {"schema": {"type": "string", "const": "ok"}},
+                            "application/json": {"schema": ref("Health")},
+                        },
+                    },
+                    "503": {
+                        "description": "With details: a failed or stuck background job, a "
+                        "dead background thread, or a loss found at open",
+                        "content": {"application/json": {"schema": ref("Health")}},
+                    },
                 },
             }
         },

@@ -37,6 +37,7 @@ __all__ = [
     "empty_trash",
     "forget",
     "get",
+    "health_report",
     "history",
     "jsonable",
     "memories",
@@ -307,6 +308,38 @@ def hit_full(hit: Any) -> dict[str, Any]:
         "content": _attr(hit, "content"),
         "tags": jsonable(list(_attr(hit, "tags", ()) or ())),
     }
+
+
+# -- health ------------------------------------------------------------------------------------
+
+
+def health_report(memory: Memory) -> dict[str, Any]:
+    """``GET /health?details=1``: :meth:`Memory.health` as JSON, ``status`` ``"ok"`` or
+    ``"unhealthy"``. A server's Memory that is not built yet is not built for this (the
+    stand-in answers from its store: no background work has started, the loss check ran when
+    the store was opened)."""
+    lazy = getattr(type(memory), "health_report", None)  # the type: the stand-in forwards
+    if lazy is not None:
+        found: dict[str, Any] = lazy(memory)
+        return found
+    return shape_health(memory.health(), loaded=True)
+
+
+def shape_health(health: Any, *, loaded: bool) -> dict[str, Any]:
+    """A :class:`~memwire.memory.health.Health` (or the same fields) as JSON."""
+    loss = _attr(health, "loss")
+    report = {
+        "status": "ok" if _attr(health, "ok") else "unhealthy",
+        "memory": "loaded" if loaded else "not loaded yet",
+        "background": _attr(health, "background"),
+        "working_on": _attr(health, "working_on"),
+        "working_for_s": jsonable(_attr(health, "working_for_s")),
+        "stuck": bool(_attr(health, "stuck")),
+        "pending": jsonable(_attr(health, "pending", ())),
+        "failures": jsonable(_attr(health, "failures", ())),
+        "loss": None if loss is None else {**jsonable(loss), "detail": loss.describe()},
+    }
+    return report
 
 
 # -- operations --------------------------------------------------------------------------------

@@ -184,6 +184,21 @@ class LazyMemory:
         right after start, so that the first requests find them ready)."""
         _ = self.built().embedder_id
 
+    def health_report(self) -> dict[str, Any]:
+        """``/health?details=1`` (:func:`memwire.server.ops.health_report`), without building
+        the Memory: before it is built no background work exists, and the store's loss check
+        ran when it was opened."""
+        from memwire.server.ops import shape_health
+        from memwire.store.loss import store_loss
+
+        with self._lock:
+            memory = self._memory
+        if memory is not None:
+            return shape_health(memory.health(), loaded=True)
+        loss = store_loss(self._store)
+        unbuilt = {"ok": loss is None, "background": "not started", "loss": loss}
+        return shape_health(unbuilt, loaded=False)
+
     def close(self) -> None:
         """Close the Memory (snapshots, then the store), or the store alone if never built."""
         with self._lock:
@@ -211,8 +226,11 @@ def serve(
     command). The Memory (kernel, numpy) and its embedder load with the first request that
     needs them, or, with ``warm``, in the background right after start."""
     check_bind(host, token)
+    from memwire import _heap
     from memwire.locations import default_store
     from memwire.store import open_store
+
+    _heap.tune_for_server()  # a long-running process: give freed memory back (memwire._heap)
 
     logging.basicConfig(level=logging.WARNING, format="memwire: %(levelname)s %(message)s")
     from memwire.config import default_tier

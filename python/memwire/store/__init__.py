@@ -9,6 +9,7 @@ readable statement of the semantics. Nothing above this package knows which stor
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any
 
 from memwire.errors import InvalidInputError
 from memwire.locations import default_path
@@ -36,7 +37,20 @@ from memwire.store.protocol import (
     WriteResult,
     space_mismatch,
 )
-from memwire.store.reference import ReferenceStore
+
+if TYPE_CHECKING:
+    from memwire.store.reference import ReferenceStore
+
+
+def __getattr__(name: str) -> Any:
+    # The reference store is for tests and the conformance suite: imported when asked for, so
+    # that opening a store (`memwire serve` before its first /health) does not pay for it.
+    if name == "ReferenceStore":
+        from memwire.store.reference import ReferenceStore
+
+        return ReferenceStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "LIVE",

@@ -21,7 +21,9 @@ from typing import TypeVar
 from memwire.errors import MemwireError, StorageError, StorageFullError
 from memwire.private_files import private_dir, private_file
 from memwire.store.archive_sql import ARCHIVE_TABLE
+from memwire.store.loss import StoreLoss
 from memwire.store.protocol import CLOSED, MAX_ORDINAL
+from memwire.store.sqlite import ledger
 from memwire.store.tag_case import fold_stored_tags
 
 __all__ = [
@@ -206,20 +208,18 @@ class SQLiteBase:
         self._conn: sqlite3.Connection | None = None
         self._path = str(path)
         self._uri = ""
+        self._ledger: ledger.Ledger | None = None
+        self._loss: StoreLoss | None = None  # what loss() answers
+        self._unsaved_loss: StoreLoss | None = None  # found at open, saved by the next commit
         if not self.ephemeral:
             target = Path(path)
             self._uri = target.absolute().as_uri() + "?mode=ro"
-            try:
-                # 0600 before SQLite opens it: SQLite gives the WAL and SHM files the mode of
-                # the database file, so all three stay private to their user.
-                private_dir(target.parent, own=False)
-                private_file(target)
-            except OSError as exc:
-                log.debug("cannot create the store file: %s", exc)
-                raise StorageError("the store could not be opened") from None
+            self._prepare_file(target)
         self._conn = _connect(str(path), uri=False)
         try:
-            self._retry(self._setup, "open")
+            self._retry(self._open, "open")
+            if not self.ephemeral:
+                self._check_loss()
         except BaseException:
             self._conn.close()
             self._conn = None
@@ -231,6 +231,75 @@ class SQLiteBase:
         return not self.ephemeral
 
     # -- plumbing ----------------------------------------------------------------------------
+
+    def _prepare_file(self, target: Path) -> None:
+        """The store file ready for SQLite: created whole if missing, refused if it exists but
+        is not a database (store/sqlite/ledger.py), and 0600 either way (SQLite gives the WAL
+        and SHM files the mode of the database file, so all three stay private)."""
+        try:
+            private_dir(target.parent, own=False)
+        except OSError as exc:
+            log.debug("cannot create the store directory: %s", exc)
+            raise StorageError("the store could not be opened") from None
+        if not target.exists():
+            ledger.create_store_file(target, self._open)
+        ledger.check_store_file(target)
+        try:
+            private_file(target)
+        except OSError as exc:
+            log.debug("cannot make the store file private: %s", exc)
+            raise StorageError("the store could not be opened") from None
+
+    def _open(self, conn: sqlite3.Connection) -> None:
+        """A connection ready for use: the schema migrated, the commit and memory counters in
+        place, and triggers able to see a REPLACE's deletions (the counters need them)."""
+        self._setup(conn)
+        conn.execute("PRAGMA recursive_triggers=ON")
+        ledger.ensure_counters(conn)
+
+    def _check_loss(self) -> None:
+        """Compare the database's counters with the ledger's (read first: it only ever lags
+        the database); a shortfall is logged and kept (docs/storage.md, "Loss at open")."""
+        self._ledger = ledger.Ledger(Path(self._path))
+        recorded = self._ledger.read()
+
+        def read(conn: sqlite3.Connection) -> tuple[tuple[int, int], StoreLoss | None]:
+            return ledger.read_counters(conn), ledger.read_loss(conn)
+
+        found, kept = self._retry(read, "open")
+        loss = ledger.find_loss(recorded, found)
+        if loss is not None:
+            log.error("%s", loss.describe())
+            self._unsaved_loss = loss
+        self._loss = loss or kept
+
+    def loss(self) -> StoreLoss | None:
+        """Committed writes found missing at open (by this open or an earlier one, until
+        cleared); see :mod:`memwire.store.loss`."""
+        return self._loss
+
+    def clear_loss(self) -> bool:
+        """Forget the recorded loss; True if there was one."""
+
+        def tx(conn: sqlite3.Connection) -> bool:
+            had = self._unsaved_loss is not None
+            self._unsaved_loss = None
+            return ledger.clear_loss(conn) or had
+
+        cleared = self._write(tx, "clear loss")
+        self._loss = None
+        return cleared
+
+    def _before_commit(self, conn: sqlite3.Connection) -> tuple[int, int]:
+        """Count the write transaction about to commit (and save a loss found at open)."""
+        if self._unsaved_loss is not None:
+            ledger.write_loss(conn, self._unsaved_loss)
+        return ledger.bump_commits(conn)
+
+    def _after_commit(self, counters: tuple[int, int]) -> None:
+        self._unsaved_loss = None
+        if self._ledger is not None:
+            self._ledger.record(*counters)
 
     def _setup(self, conn: sqlite3.Connection) -> None:
         if not self.ephemeral:
@@ -351,7 +420,7 @@ class SQLiteBase:
             except StorageError:
                 return
             try:
-                self._setup(fresh)
+                self._open(fresh)
             except sqlite3.Error as exc:
                 log.debug("reconnect after a disk failure failed: %r", exc)
                 _close_quietly(fresh)
@@ -378,12 +447,14 @@ class SQLiteBase:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 result = fn(conn)
+                counters = self._before_commit(conn)
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
                     with contextlib.suppress(sqlite3.Error):  # keep the error that failed it
                         conn.execute("ROLLBACK")
                 raise
+            self._after_commit(counters)
             return result
 
         return self._retry(tx, what)
@@ -403,6 +474,8 @@ class SQLiteBase:
 
     def close(self) -> None:
         with self._lock:
+            if self._ledger is not None:
+                self._ledger.close()
             with self._pool_lock:
                 idle, self._idle = self._idle, []
             for reader in idle:
