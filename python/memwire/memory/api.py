@@ -58,6 +58,7 @@ from memwire.memory.items import (
     record_of,
     with_vector,
 )
+from memwire.memory.pack import PACK_DEPTH, members, pack
 from memwire.memory.relevance import judge
 from memwire.memory.snapshot_check import checked_payload, seal
 from memwire.records import Hit, Record
@@ -642,6 +643,8 @@ class Memory:
         tags: Iterable[str] | None = None,
         exclude_tags: Iterable[str] | None = None,
         min_score: float | None = None,
+        near_duplicate: float | None = None,
+        prefer_newest: bool | None = None,
     ) -> list[Hit]:
         """The memories of ``bank`` most relevant to ``query``, best first.
 
@@ -654,12 +657,20 @@ class Memory:
         the ``fusion_weights``-weighted mean of the memory's BM25 over its most it could score
         for the query's terms, the share of query terms it contains and its cosine with the
         query (docs/dense.md, "Score fusion").
+        ``near_duplicate``: serve one hit per family of near-duplicates, memories whose texts
+        are the same or whose index terms have at least this Jaccard similarity (0 turns it
+        off; default: the bank's ``near_duplicate``); ``prefer_newest``: serve each family by
+        its newest memory (default: the bank's ``prefer_newest``). docs/dense.md, "The pack".
         """
         self._check_open()
         text = clean_text(query, "query", MAX_QUERY_CHARS)
         name = clean_bank(bank)
         count = check_int(limit, "limit", 1, MAX_LIMIT)
         floor = check_min_score(min_score)
+        near = (
+            None if near_duplicate is None else config.check_floor(near_duplicate, "near_duplicate")
+        )
+        newest = None if prefer_newest is None else config.check_prefer_newest(prefer_newest)
         if budget is not None:
             config.recall_budget({}, budget)
         want = clean_tags(tags) if tags is not None else []
@@ -696,9 +707,13 @@ class Memory:
                     chosen = self._bank_embedder(name, head)
                     if chosen is not None:
                         vector = encode(chosen[0], chosen[1], [text])[0]
+            if near is None:
+                near = config.near_duplicate(cfg)
+            # The pack reads PACK_DEPTH rows per hit, to refill what its families fold away.
+            depth = count * PACK_DEPTH if near > 0 else count
             # With a query vector, every candidate comes back: the rescue compares the dense
             # stream's first hits with its RESCUE_REFERENCE-th (memory/relevance.py).
-            asked = count if vector is None else max(count, 3 * DEFAULT_DEPTH)
+            asked = depth if vector is None else max(depth, 3 * DEFAULT_DEPTH)
             if vector is None:
                 rows = state.index.recall(text, asked, weights=weights, allow=allow)
             else:
@@ -711,10 +726,14 @@ class Memory:
         if floor is None:
             floor = config.min_score(cfg)  # the bank's relevance floor
         share = weights[2] / ((weights[0] + weights[1]) + weights[2]) if vector is not None else 0.0
-        rows = judge(rows, floor, share, len(rows) < asked)[:count]
+        rows = judge(rows, floor, share, len(rows) < asked)[:depth]
         if not rows:
             return []
         found = self._store.rows_by_ordinal(bank_id, [r[0] for r in rows])
+        if near > 0:
+            if newest is None:
+                newest = config.prefer_newest(cfg)
+            rows = pack(rows, count, members(found, self._kernel.tokenize), near, newest)
         ranked = [(r, found[r[0]]) for r in rows if r[0] in found]
         kept = self._kernel.trim_to_budget(
             [row.content for _, row in ranked], config.recall_budget(cfg, budget)
