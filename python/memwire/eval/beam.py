@@ -53,7 +53,7 @@ def _messages(chat: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [m for batch in chat for turn in batch.get("turns") or [] for m in turn]
 
 
-def _dates(messages: list[dict[str, Any]]) -> list[datetime | None]:
+def message_dates(messages: list[dict[str, Any]]) -> list[datetime | None]:
     """Each message's date: the last anchor at or before it (else the first), + its position
     in seconds; all None when no message has an anchor."""
     anchors = [_when(m.get("time_anchor")) for m in messages]
@@ -139,7 +139,7 @@ def evaluate_beam(
             chat = json.loads((conv / "chat.json").read_text(encoding="utf-8"))
             messages = [m for m in _messages(chat) if str(m.get("content") or "").strip()]
             items: list[dict[str, Any]] = []
-            for m, when in zip(messages, _dates(messages), strict=True):
+            for m, when in zip(messages, message_dates(messages), strict=True):
                 text = f"{m.get('role', 'message')}: {m['content']}"
                 # A few messages (pasted logs) exceed a memory's size: keep their beginning.
                 item: dict[str, Any] = {"content": text[:MAX_CONTENT_CHARS]}
