@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from fractions import Fraction
 from pathlib import Path
@@ -14,11 +15,18 @@ from backends import require
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from memwire import Memory
+from memwire._kernel.contract import Kernel
 from memwire.config import DEFAULT_NEAR_DUPLICATE, DEFAULT_PREFER_NEWEST
 from memwire.errors import InvalidInputError
-from memwire.memory.pack import PACK_DEPTH, Member, near_duplicate, pack
+from memwire.memory.pack import PACK_DEPTH, Member, members, near_duplicate, pack
 
 Row = tuple[int, float, int, int, int]
+
+
+@dataclass(frozen=True)
+class _Stored:
+    content: str
+    created_at: str = "2026-01-01T00:00:00.000000Z"
 
 
 def _member(words: str, ordinal: int, day: int = 1) -> Member:
@@ -50,6 +58,21 @@ def test_the_threshold_is_the_decimal_as_written() -> None:
     assert near_duplicate(*four_fifths, pack_threshold(0.8))  # 0.8 is 4/5, not binary64's value
     assert not near_duplicate(*four_fifths, pack_threshold(0.81))
     assert near_duplicate(a, c, pack_threshold(0.8))
+
+
+def test_the_documented_examples_at_the_default_threshold(kernel: Kernel) -> None:
+    """docs/dense.md, "The pack": rewordings fold, a changed value does not."""
+
+    def one(text: str, ordinal: int) -> Member:
+        return members({ordinal: _Stored(text)}, kernel.tokenize)[ordinal]
+
+    threshold = pack_threshold(DEFAULT_NEAR_DUPLICATE)
+    base = one("The billing API listens on port 8080.", 0)
+    assert near_duplicate(
+        base, one("the billing api listens on port 8080 (confirmed)", 1), threshold
+    )
+    assert near_duplicate(base, one("THE BILLING API  listens on port 8080.", 2), threshold)
+    assert not near_duplicate(base, one("The billing API listens on port 9090.", 3), threshold)
 
 
 def test_the_same_text_is_a_duplicate_even_without_terms() -> None:
