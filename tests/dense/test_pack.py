@@ -18,7 +18,7 @@ from memwire import Memory
 from memwire._kernel.contract import Kernel
 from memwire.config import DEFAULT_NEAR_DUPLICATE, DEFAULT_PREFER_NEWEST
 from memwire.errors import InvalidInputError
-from memwire.memory.pack import PACK_DEPTH, Member, members, near_duplicate, pack
+from memwire.memory.pack import PACK_DEPTH, Member, Members, member, near_duplicate, pack
 
 Row = tuple[int, float, int, int, int]
 
@@ -30,7 +30,7 @@ class _Stored:
 
 
 def _member(words: str, ordinal: int, day: int = 1) -> Member:
-    return Member(words, frozenset(words.split()), (f"2026-01-{day:02d}T00:00:00.000000Z", ordinal))
+    return Member(frozenset(words.split()), (f"2026-01-{day:02d}T00:00:00.000000Z", ordinal))
 
 
 def pack_threshold(value: float) -> Fraction:
@@ -64,7 +64,7 @@ def test_the_documented_examples_at_the_default_threshold(kernel: Kernel) -> Non
     """docs/dense.md, "The pack": rewordings fold, a changed value does not."""
 
     def one(text: str, ordinal: int) -> Member:
-        return members({ordinal: _Stored(text)}, kernel.tokenize)[ordinal]
+        return member(ordinal, _Stored(text), kernel.tokenize)
 
     threshold = pack_threshold(DEFAULT_NEAR_DUPLICATE)
     base = one("The billing API listens on port 8080.", 0)
@@ -76,8 +76,8 @@ def test_the_documented_examples_at_the_default_threshold(kernel: Kernel) -> Non
 
 
 def test_the_same_text_is_a_duplicate_even_without_terms() -> None:
-    empty_a, empty_b = Member("🙂", frozenset(), ("t", 0)), Member("🙂", frozenset(), ("t", 1))
-    other = Member("🎉", frozenset(), ("t", 2))
+    empty_a, empty_b = Member(frozenset(), ("t", 0), "🙂"), Member(frozenset(), ("t", 1), "🙂")
+    other = Member(frozenset(), ("t", 2), "🎉")
     assert near_duplicate(empty_a, empty_b, pack_threshold(1.0))
     assert not near_duplicate(empty_a, other, pack_threshold(0.01))
 
@@ -107,6 +107,25 @@ def test_prefer_newest_serves_the_newest_member_in_the_heads_place() -> None:
     # Same created_at: the later ordinal (retained later) is the newer.
     tied = {i: _member("same words", i, day=1) for i in range(3)}
     assert _ords(pack(_rows(3), 10, tied, 0.9, True)) == [2]
+
+
+def test_candidates_are_read_a_chunk_at_a_time_and_only_as_far_as_needed(kernel: Kernel) -> None:
+    stored = {i: _Stored(f"note {i} about topic{i}") for i in range(30)}
+    stored[1] = _Stored("note 0 about topic0")  # folds into 0
+    asked: list[list[int]] = []
+
+    def fetch(ordinals: list[int]) -> dict[int, _Stored]:
+        asked.append(ordinals)
+        return {o: stored[o] for o in ordinals if o != 3}  # 3 was deleted meanwhile
+
+    candidates = Members(_rows(30), 3, fetch, kernel.tokenize)
+    assert _ords(pack(_rows(30), 3, candidates, 0.8, False)) == [0, 2, 4]
+    assert asked == [[0, 1, 2], [3, 4, 5]]
+    assert set(candidates.found) == {0, 1, 2, 4, 5}
+    asked.clear()
+    candidates = Members(_rows(30), 3, fetch, kernel.tokenize)
+    assert _ords(pack(_rows(30), 3, candidates, 0.8, True)) == [1, 2, 4]  # 1 is newer than 0
+    assert [o for chunk in asked for o in chunk] == list(range(3 * PACK_DEPTH))
 
 
 def test_rows_without_a_stored_memory_are_skipped() -> None:

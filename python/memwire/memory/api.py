@@ -13,6 +13,7 @@ index is loaded: nothing is re-embedded on open.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import threading
@@ -58,7 +59,7 @@ from memwire.memory.items import (
     record_of,
     with_vector,
 )
-from memwire.memory.pack import PACK_DEPTH, members, pack
+from memwire.memory.pack import PACK_DEPTH, Members, pack
 from memwire.memory.relevance import judge
 from memwire.memory.snapshot_check import checked_payload, seal
 from memwire.records import Hit, Record
@@ -729,11 +730,15 @@ class Memory:
         rows = judge(rows, floor, share, len(rows) < asked)[:depth]
         if not rows:
             return []
-        found = self._store.rows_by_ordinal(bank_id, [r[0] for r in rows])
         if near > 0:
             if newest is None:
                 newest = config.prefer_newest(cfg)
-            rows = pack(rows, count, members(found, self._kernel.tokenize), near, newest)
+            fetch = functools.partial(self._store.rows_by_ordinal, bank_id)
+            candidates = Members(rows, count, fetch, self._kernel.tokenize)
+            rows = pack(rows, count, candidates, near, newest)
+            found = candidates.found
+        else:
+            found = self._store.rows_by_ordinal(bank_id, [r[0] for r in rows])
         ranked = [(r, found[r[0]]) for r in rows if r[0] in found]
         kept = self._kernel.trim_to_budget(
             [row.content for _, row in ranked], config.recall_budget(cfg, budget)
