@@ -18,7 +18,15 @@ from memwire import Memory
 from memwire._kernel.contract import Kernel
 from memwire.config import DEFAULT_NEAR_DUPLICATE, DEFAULT_PREFER_NEWEST
 from memwire.errors import InvalidInputError
-from memwire.memory.pack import PACK_DEPTH, Member, Members, member, near_duplicate, pack
+from memwire.memory.pack import (
+    PACK_CHARS,
+    PACK_DEPTH,
+    Member,
+    Members,
+    member,
+    near_duplicate,
+    pack,
+)
 
 Row = tuple[int, float, int, int, int]
 
@@ -73,6 +81,15 @@ def test_the_documented_examples_at_the_default_threshold(kernel: Kernel) -> Non
     )
     assert near_duplicate(base, one("THE BILLING API  listens on port 8080.", 2), threshold)
     assert not near_duplicate(base, one("The billing API listens on port 9090.", 3), threshold)
+
+
+def test_a_long_content_is_compared_by_its_beginning(kernel: Kernel) -> None:
+    head = " ".join(f"word{i}" for i in range(400))
+    assert len(head) > PACK_CHARS
+    a = member(0, _Stored(head + " alpha beta gamma delta"), kernel.tokenize)
+    b = member(1, _Stored(head + " something else entirely"), kernel.tokenize)
+    assert a.terms == b.terms and len(a.terms) < 400
+    assert near_duplicate(a, b, pack_threshold(1.0))
 
 
 def test_the_same_text_is_a_duplicate_even_without_terms() -> None:
