@@ -22,6 +22,13 @@
   score is below it are dropped (except a dense neighbour that stands out from the crowd), so a
   query with nothing relevant returns nothing (0 turns it off); a per-call ``min_score``
   overrides it. See docs/dense.md, "The relevance floor".
+- ``near_duplicate`` (number in [0, 1]; default ``DEFAULT_NEAR_DUPLICATE``): the pack rule,
+  recall serves one hit per family of near-duplicates, memories whose contents are the same or
+  whose index terms have at least this Jaccard similarity (0 turns it off); a per-call
+  ``near_duplicate`` overrides it. See docs/dense.md, "The pack".
+- ``prefer_newest`` (bool; default ``DEFAULT_PREFER_NEWEST``): a family of near-duplicates is
+  served by its newest memory (``created_at``) instead of its best-ranked one; a per-call
+  ``prefer_newest`` overrides it.
 
 - ``memory_wire`` (object): the config a memory-wire client last PUT through the ``/mw``
   compatibility routes, kept verbatim so they can answer it back (docs/compat.md); it acts
@@ -51,6 +58,8 @@ __all__ = [
     "DEFAULT_FUSION_WEIGHTS",
     "DEFAULT_LOOKUP_RATIO",
     "DEFAULT_MIN_SCORE",
+    "DEFAULT_NEAR_DUPLICATE",
+    "DEFAULT_PREFER_NEWEST",
     "DEFAULT_RECALL_TOKENS",
     "DEFAULT_TRASH_DAYS",
     "EMBEDDER_ENV",
@@ -62,6 +71,7 @@ __all__ = [
     "MEMORY_WIRE_KEY",
     "check_embedder_mode",
     "check_floor",
+    "check_prefer_newest",
     "default_tier",
     "embedder_mode",
     "from_memory_wire",
@@ -69,6 +79,8 @@ __all__ = [
     "lookup_ratio",
     "merge_config",
     "min_score",
+    "near_duplicate",
+    "prefer_newest",
     "recall_budget",
     "retain_tags",
     "to_memory_wire",
@@ -89,6 +101,8 @@ ACTING_KEYS = (
     "fusion_weights",
     "lookup_ratio",
     "min_score",
+    "near_duplicate",
+    "prefer_newest",
 )
 ACTING_KEYS_TEXT = ", ".join(ACTING_KEYS[:-1]) + " and " + ACTING_KEYS[-1]
 MEMORY_WIRE_KEY = "memory_wire"
@@ -115,6 +129,9 @@ DEFAULT_LOOKUP_RATIO = 1.5
 # conversations return nothing, at a LoCoMo dev R@10 cost of 0.5 and 0.3 points. Dense-only
 # hits, which score at most 0.29, pass it only through the rescue of memory/relevance.py.
 DEFAULT_MIN_SCORE = 0.15
+# The pack rule's default (docs/dense.md, "The pack"), chosen on dev data.
+DEFAULT_NEAR_DUPLICATE = 0.8
+DEFAULT_PREFER_NEWEST = False
 
 
 def _check_budget(value: object, what: str) -> int:
@@ -185,7 +202,8 @@ def _check_lookup_ratio(value: object) -> float:
 
 
 def check_floor(value: object, what: str = "min_score") -> float:
-    """A relevance floor: a finite number in [0, 1] (fused scores never exceed 1)."""
+    """A finite number in [0, 1]: a relevance floor (fused scores never exceed 1), or the pack's
+    Jaccard threshold."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidInputError(f"{what} must be a number, got {type(value).__name__}")
     if not math.isfinite(value) or not 0 <= value <= 1:
@@ -199,6 +217,26 @@ def min_score(config: Mapping[str, Any]) -> float:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1:
         return float(value)
     return DEFAULT_MIN_SCORE
+
+
+def near_duplicate(config: Mapping[str, Any]) -> float:
+    """The bank's pack threshold (``near_duplicate``, 0: off), else the default."""
+    value = config.get("near_duplicate")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1:
+        return float(value)
+    return DEFAULT_NEAR_DUPLICATE
+
+
+def check_prefer_newest(value: object, what: str = "prefer_newest") -> bool:
+    if not isinstance(value, bool):
+        raise InvalidInputError(f"{what} must be true or false, got {type(value).__name__}")
+    return value
+
+
+def prefer_newest(config: Mapping[str, Any]) -> bool:
+    """The bank's ``prefer_newest``, else :data:`DEFAULT_PREFER_NEWEST`."""
+    value = config.get("prefer_newest")
+    return value if isinstance(value, bool) else DEFAULT_PREFER_NEWEST
 
 
 def _unknown_key(key: str) -> InvalidInputError:
@@ -243,6 +281,10 @@ def merge_config(
             value = _check_lookup_ratio(value)
         elif key == "min_score":
             value = check_floor(value)
+        elif key == "near_duplicate":
+            value = check_floor(value, "near_duplicate")
+        elif key == "prefer_newest":
+            value = check_prefer_newest(value)
         elif key == MEMORY_WIRE_KEY and not isinstance(value, Mapping):
             raise InvalidInputError(f"{MEMORY_WIRE_KEY} must be an object")
         merged[key] = value

@@ -605,3 +605,19 @@ def test_import_redacts(mem: Memory) -> None:
 def test_import_missing_file(mem: Memory, tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="cannot open"):
         mem.import_(tmp_path / "absent.jsonl")
+
+
+def test_reflect_dates_every_memory_it_serves(mem: Memory) -> None:
+    ids = [
+        mem.retain("the billing API listens on port 8080", created_at="2025-05-17"),
+        mem.retain("the billing API moved to port 9090", created_at="2026-02-03T23:30:00-02:00"),
+    ]
+    lines = [
+        line for line in mem.reflect("billing API port").splitlines() if line.startswith("- [")
+    ]
+    assert sorted(lines) == sorted(
+        [
+            f"- [{ids[0]}] (2025-05-17) the billing API listens on port 8080",
+            f"- [{ids[1]}] (2026-02-04) the billing API moved to port 9090",  # in UTC
+        ]
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from memwire.eval import (
     evaluate_locomo,
     evaluate_longmemeval,
 )
+from memwire.eval.beam import message_dates as beam_dates
 from memwire.memory import Memory
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "bench" / "data"
@@ -204,3 +206,83 @@ def test_beam(tmp_path: Path) -> None:
     assert report.config["memory"] == "one per message (role: content)"
     with pytest.raises(InvalidInputError, match="not a BEAM folder"):
         evaluate_beam(tmp_path / "beam" / "1" / "probing_questions", show_progress=False)
+
+
+def test_beam_dates_follow_the_chat() -> None:
+    messages = [
+        {"id": 0},
+        {"id": 1, "time_anchor": "March-15-2024"},
+        {"id": 2},
+        {"id": 3, "time_anchor": "April-02-2024"},
+        {"id": 4, "time_anchor": "not a date"},
+    ]
+    day = datetime(2024, 3, 15, tzinfo=timezone.utc)
+    later = datetime(2024, 4, 2, tzinfo=timezone.utc)
+    assert beam_dates(messages) == [
+        day,  # before any anchor: the first anchor
+        day + timedelta(seconds=1),
+        day + timedelta(seconds=2),
+        later + timedelta(seconds=3),
+        later + timedelta(seconds=4),
+    ]
+    assert beam_dates([{"id": 0}, {"id": 1}]) == [None, None]
+
+
+def _changed_fact_fixture(tmp_path: Path) -> Path:
+    """A chat where a fact changes (knowledge_update) and two statements contradict."""
+    said = [
+        "The billing API runs on port 8080.",
+        "I have never deployed the billing API to Kubernetes.",
+        "Unrelated: the team lunch is on Friday.",
+        "The billing API now runs on port 9090.",
+        "I deployed the billing API to Kubernetes last week.",
+    ]
+    chat = [
+        {
+            "batch_number": 1,
+            "turns": [
+                [
+                    {"role": "user", "id": i, "content": text, "time_anchor": "May-01-2024"}
+                    for i, text in enumerate(said)
+                ]
+            ],
+        }
+    ]
+    questions = {
+        "knowledge_update": [
+            {
+                "question": "Which port does the billing API run on?",
+                "source_chat_ids": {"original_info": [0], "updated_info": [3]},
+            }
+        ],
+        "contradiction_resolution": [
+            {
+                "question": "Have I deployed the billing API to Kubernetes?",
+                # as a string, statements listed latest first: chat order decides
+                "source_chat_ids": json.dumps({"first_statement": [4], "second_statement": [1]}),
+            }
+        ],
+    }
+    conv = tmp_path / "changed" / "1"
+    (conv / "probing_questions").mkdir(parents=True)
+    (conv / "chat.json").write_text(json.dumps(chat))
+    (conv / "probing_questions" / "probing_questions.json").write_text(json.dumps(questions))
+    return tmp_path / "changed"
+
+
+def test_beam_latest_message_rule_and_prefer_newest(tmp_path: Path) -> None:
+    data = _changed_fact_fixture(tmp_path)
+    rule = "latest message (knowledge_update, contradiction_resolution)"
+    plain = evaluate_beam(data, near_duplicate=0, min_score=0, show_progress=False)
+    latest = plain.rules[rule]
+    assert latest.counts == {"all": 2, "knowledge_update": 1, "contradiction_resolution": 1}
+    assert plain.rules["message ids"].metrics["knowledge_update"]["recall_any@1"] == 1.0
+    # Both versions are found; without the pack the older wording ranks first.
+    assert latest.metrics["knowledge_update"]["recall_any@1"] == 0.0
+    assert latest.metrics["knowledge_update"]["recall_any@5"] == 1.0
+    newest = evaluate_beam(
+        data, near_duplicate=0.5, prefer_newest=True, min_score=0, show_progress=False
+    )
+    assert newest.rules[rule].metrics["knowledge_update"]["recall_any@1"] == 1.0
+    assert newest.config["near_duplicate"] == 0.5 and newest.config["prefer_newest"] is True
+    assert plain.config["prefer_newest"] == "default"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Iterator
@@ -390,3 +391,27 @@ def test_stdio_opens_the_store_of_the_environment(tmp_path: Path) -> None:
         found = [r.content for b in memory.banks() for r in memory.memories(bank=b)]
         assert found == ["where the setting says"]
     assert not (home / "memory.db").exists()
+
+
+def test_every_memory_served_over_mcp_carries_its_date(served: tuple[str, Memory]) -> None:
+    """What the model reads (the tool result's text), not only the structured content."""
+    url, memory = served
+    old = memory.retain("the billing API listens on port 8080", created_at="2025-05-17")
+    new = memory.retain("the billing API moved to port 9090", created_at="2026-02-03T10:00:00Z")
+    query = "billing API port"
+
+    async def main() -> None:
+        async with Client(f"{url}/mcp", mode="legacy") as client:
+            r = await client.call_tool("memory_recall", {"query": query})
+            assert not r.is_error
+            shown = json.loads(r.content[0].text)["memories"]
+            assert {h["id"]: h["created_at"][:10] for h in shown} == {
+                old: "2025-05-17",
+                new: "2026-02-03",
+            }
+            r = await client.call_tool("memory_reflect", {"query": query})
+            text = r.content[0].text
+            assert f"[{old}] (2025-05-17) the billing API listens" in text
+            assert f"[{new}] (2026-02-03) the billing API moved" in text
+
+    anyio.run(main)

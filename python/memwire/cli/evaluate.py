@@ -55,6 +55,21 @@ def _add_run_options(p: argparse.ArgumentParser, *, weights: bool = True) -> Non
             help="relevance floor of the evaluation banks, 0 to 1 (default: the bank default; "
             "0 keeps every hit)",
         )
+        p.add_argument(
+            "--near-duplicate",
+            type=float,
+            default=None,
+            metavar="JACCARD",
+            help="the banks' pack threshold, 0 to 1: one hit per family of near-duplicates "
+            "(default: the bank default; 0 turns the pack off)",
+        )
+        p.add_argument(
+            "--prefer-newest",
+            choices=("on", "off"),
+            default=None,
+            help="serve each family of near-duplicates by its newest memory (default: the "
+            "bank default)",
+        )
     p.add_argument(
         "--backend",
         choices=("rust", "python"),
@@ -143,6 +158,10 @@ def register(commands: Any) -> None:
     s.set_defaults(run=run_bank)
 
 
+def _on(value: str | None) -> bool | None:
+    return None if value is None else value == "on"
+
+
 def _usage(parser: argparse.ArgumentParser) -> int:
     parser.print_help()
     return EXIT_USAGE
@@ -192,6 +211,8 @@ def run_locomo(args: argparse.Namespace) -> int:
         context_turns=args.context_turns,
         context_after=args.context_after,
         min_score=args.min_score,
+        near_duplicate=args.near_duplicate,
+        prefer_newest=_on(args.prefer_newest),
         show_progress=_show(args),
     )
     return _finish(args, report)
@@ -207,6 +228,9 @@ def run_longmemeval(args: argparse.Namespace) -> int:
         backend=args.backend,
         embedder=_embedder(args),
         weights=args.weights,
+        min_score=args.min_score,
+        near_duplicate=args.near_duplicate,
+        prefer_newest=_on(args.prefer_newest),
         show_progress=_show(args),
     )
     return _finish(args, report)
@@ -223,6 +247,8 @@ def run_beir(args: argparse.Namespace) -> int:
         embedder=_embedder(args),
         weights=args.weights,
         min_score=args.min_score,
+        near_duplicate=args.near_duplicate,
+        prefer_newest=_on(args.prefer_newest),
         show_progress=_show(args),
     )
     return _finish(args, report)
@@ -239,6 +265,8 @@ def run_beam(args: argparse.Namespace) -> int:
         weights=args.weights,
         limit=args.limit,
         min_score=args.min_score,
+        near_duplicate=args.near_duplicate,
+        prefer_newest=_on(args.prefer_newest),
         show_progress=_show(args),
     )
     return _finish(args, report)

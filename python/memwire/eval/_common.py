@@ -14,7 +14,7 @@ from memwire.eval.report import Latency, Report, file_sha256
 from memwire.memory import Memory
 from memwire.records import Hit
 
-__all__ = ["progress", "timed_recall", "timed_retain", "version"]
+__all__ = ["bank_config", "progress", "timed_recall", "timed_retain", "version"]
 
 
 def timed_recall(memory: Memory, latency: Latency, query: str, **kwargs: Any) -> list[Hit]:
@@ -36,6 +36,22 @@ def version() -> str:
     return memwire.__version__
 
 
+def bank_config(
+    weights: Sequence[float] | None,
+    min_score: float | None,
+    near_duplicate: float | None = None,
+    prefer_newest: bool | None = None,
+) -> dict[str, Any]:
+    """The config keys an evaluation bank is given (the options left at None are not set)."""
+    given = {
+        "fusion_weights": list(weights) if weights is not None else None,
+        "min_score": min_score,
+        "near_duplicate": near_duplicate,
+        "prefer_newest": prefer_newest,
+    }
+    return {key: value for key, value in given.items() if value is not None}
+
+
 def recall_config(
     embedder: str, weights: Sequence[float] | None, min_score: float | None, **more: Any
 ) -> dict[str, Any]:
@@ -44,7 +60,7 @@ def recall_config(
         "embedder": embedder,
         "fusion_weights": list(weights) if weights is not None else "default",
         "min_score": min_score if min_score is not None else "default",
-        **more,
+        **{k: ("default" if v is None else v) for k, v in more.items()},
     }
 
 

@@ -15,6 +15,7 @@ from memwire.config import MAX_RECALL_TOKENS
 from memwire.embed import Embedder
 from memwire.errors import InvalidInputError
 from memwire.eval._common import (
+    bank_config,
     new_report,
     progress,
     recall_config,
@@ -51,6 +52,8 @@ def evaluate_beir(
     embedder: Embedder | None = None,
     weights: Sequence[float] | None = None,
     min_score: float | None = None,
+    near_duplicate: float | None = None,
+    prefer_newest: bool | None = None,
     show_progress: bool | None = None,
 ) -> Report:
     """Index ``corpus.jsonl`` into one bank and run every query of ``qrels/{split}.tsv``."""
@@ -71,10 +74,9 @@ def evaluate_beir(
             }
             for d in corpus
         ]
-        if weights is not None:
-            memory.set_config("beir", {"fusion_weights": list(weights)})
-        if min_score is not None:
-            memory.set_config("beir", {"min_score": min_score})
+        settings = bank_config(weights, min_score, near_duplicate, prefer_newest)
+        if settings:
+            memory.set_config("beir", settings)
         ids = timed_retain(memory, latency, items, "beir")
         key_of = {memory_id: str(d["_id"]) for memory_id, d in zip(ids, corpus, strict=True)}
         for qid in progress(list(qrels), len(qrels), "beir", show_progress):
@@ -100,6 +102,8 @@ def evaluate_beir(
             memory_embedder,
             weights,
             min_score,
+            near_duplicate=near_duplicate,
+            prefer_newest=prefer_newest,
             split=split,
             limit=100,
             memory="title + text per document",

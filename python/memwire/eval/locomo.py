@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 from memwire.embed import Embedder
 from memwire.errors import InvalidInputError
-from memwire.eval._common import new_report, progress, recall_config, timed_recall
+from memwire.eval._common import bank_config, new_report, progress, recall_config, timed_recall
 from memwire.eval.metrics import QueryResult, summarize
 from memwire.eval.report import Latency, Report
 from memwire.memory import Memory
@@ -99,6 +99,8 @@ def evaluate_locomo(
     context_turns: int = 2,
     context_after: int = 1,
     min_score: float | None = None,
+    near_duplicate: float | None = None,
+    prefer_newest: bool | None = None,
     show_progress: bool | None = None,
 ) -> Report:
     """Run the LoCoMo retrieval evaluation on ``data`` (the original JSON format).
@@ -120,10 +122,9 @@ def evaluate_locomo(
         for conv in progress(conversations, len(conversations), "locomo", show_progress):
             bank = re.sub(r"[^A-Za-z0-9_.-]", "-", str(conv.get("sample_id", "conv")))
             turns = _turns(conv["conversation"])
-            if weights is not None:
-                memory.set_config(bank, {"fusion_weights": list(weights)})
-            if min_score is not None:
-                memory.set_config(bank, {"min_score": min_score})
+            settings = bank_config(weights, min_score, near_duplicate, prefer_newest)
+            if settings:
+                memory.set_config(bank, settings)
             start = time.perf_counter()
             ids = memory.retain_conversation(
                 [t.turn for t in turns], bank=bank, before=context_turns, after=context_after
@@ -170,6 +171,8 @@ def evaluate_locomo(
             memory_embedder,
             weights,
             min_score,
+            near_duplicate=near_duplicate,
+            prefer_newest=prefer_newest,
             limit=limit,
             memory="one per turn (Memory.retain_conversation)",
             context_turns=context_turns,

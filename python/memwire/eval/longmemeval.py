@@ -15,7 +15,14 @@ from typing import Any
 
 from memwire.config import MAX_RECALL_TOKENS
 from memwire.embed import Embedder
-from memwire.eval._common import progress, timed_recall, timed_retain, version
+from memwire.eval._common import (
+    bank_config,
+    progress,
+    recall_config,
+    timed_recall,
+    timed_retain,
+    version,
+)
 from memwire.eval.metrics import QueryResult, summarize
 from memwire.eval.report import Latency, Report, file_sha256
 from memwire.memory import Memory
@@ -61,6 +68,9 @@ def evaluate_longmemeval(
     backend: str | None = None,
     embedder: Embedder | None = None,
     weights: Sequence[float] | None = None,
+    min_score: float | None = None,
+    near_duplicate: float | None = None,
+    prefer_newest: bool | None = None,
     show_progress: bool | None = None,
 ) -> Report:
     """Run the retrieval protocol on a LongMemEval JSON file (a list of questions)."""
@@ -84,8 +94,9 @@ def evaluate_longmemeval(
                 continue
             bank = "q-" + "".join(c if c.isalnum() else "-" for c in str(q["question_id"]))
             items = [{"content": text, "created_at": when} for _, text, when, _ in docs]
-            if weights is not None:
-                memory.set_config(bank, {"fusion_weights": list(weights)})
+            settings = bank_config(weights, min_score, near_duplicate, prefer_newest)
+            if settings:
+                memory.set_config(bank, settings)
             ids = timed_retain(memory, latency, items, bank)
             keys: dict[str, list[str]] = {}
             for (key, _, _, _), memory_id in zip(docs, ids, strict=True):
@@ -105,13 +116,16 @@ def evaluate_longmemeval(
         data_sha256=file_sha256(path),
         memwire_version=version(),
         backend=backend_used,
-        config={
-            "embedder": memory_embedder,
-            "fusion_weights": list(weights) if weights is not None else "default",
-            "granularity": granularity,
-            "limit": 50,
-            "bank": "fresh per question",
-        },
+        config=recall_config(
+            memory_embedder,
+            weights,
+            min_score,
+            near_duplicate=near_duplicate,
+            prefer_newest=prefer_newest,
+            granularity=granularity,
+            limit=50,
+            bank="fresh per question",
+        ),
         rules={"recall": summarize(results, KS)},
         latency=latency,
         notes=notes,

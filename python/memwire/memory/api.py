@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 import os
 import threading
@@ -62,6 +63,7 @@ from memwire.memory.items import (
     record_of,
     with_vector,
 )
+from memwire.memory.pack import PACK_DEPTH, Members, pack
 from memwire.memory.relevance import judge
 from memwire.memory.snapshot_check import checked_payload, seal
 from memwire.records import Hit, Record
@@ -116,6 +118,11 @@ def _retagged(first_seq: int, last_seq: int, added: Additions, removed: Sequence
     (:meth:`Memory.update`): each addition and removal takes one seq, so a seq neither took
     is another change (a retag, say; or an addition removed again: a harmless false alarm)."""
     return last_seq - first_seq > len(added) + len(removed)
+
+
+def _near(packing: tuple[float | None, bool | None], cfg: Mapping[str, Any]) -> float:
+    """The pack's near-duplicate threshold: the call's, else the bank's."""
+    return packing[0] if packing[0] is not None else config.near_duplicate(cfg)
 
 
 class Memory:
@@ -851,6 +858,8 @@ class Memory:
         exclude_tags: Iterable[str] | None = None,
         min_score: float | None = None,
         as_of: datetime | str | None = None,
+        near_duplicate: float | None = None,
+        prefer_newest: bool | None = None,
     ) -> list[Hit]:
         """The memories of ``bank`` most relevant to ``query``, best first.
 
@@ -867,19 +876,28 @@ class Memory:
         the memories live at that instant instead (retained by then, not yet superseded or
         trashed; a restored memory counts as live since it was retained), from an index built
         for the call: its cost grows with the bank's whole history. A future instant is now.
+        ``near_duplicate``: serve one hit per family of near-duplicates, memories whose texts
+        are the same or whose index terms have at least this Jaccard similarity (0 turns it
+        off; default: the bank's ``near_duplicate``); ``prefer_newest``: serve each family by
+        its newest memory (default: the bank's ``prefer_newest``). docs/dense.md, "The pack".
         """
         self._check_open()
         text = clean_text(query, "query", MAX_QUERY_CHARS)
         name = clean_bank(bank)
         count = check_int(limit, "limit", 1, MAX_LIMIT)
         floor = check_min_score(min_score)
+        near = (
+            None if near_duplicate is None else config.check_floor(near_duplicate, "near_duplicate")
+        )
+        newest = None if prefer_newest is None else config.check_prefer_newest(prefer_newest)
+        packing = (near, newest)
         if budget is not None:
             config.recall_budget({}, budget)
         want = clean_tags(tags) if tags is not None else []
         avoid = clean_tags(exclude_tags, "exclude_tags") if exclude_tags is not None else []
         at = as_of_moment(as_of)
         if at is not None:
-            return self._recall_as_of(text, name, count, budget, want, avoid, floor, at)
+            return self._recall_as_of(text, name, count, budget, want, avoid, floor, at, packing)
         state = self._bank(name)
         with self._reading(state) as head:
             if head is None or state.index is None or len(state.index) == 0:
@@ -901,7 +919,9 @@ class Memory:
                     member = None
             if allow is not None and not allow:
                 return []
-            rows, asked, share = self._rank(name, head, state.index, text, count, allow, member)
+            rows, asked, share = self._rank(
+                name, head, state.index, text, count, allow, member, packing
+            )
             bank_id = state.bank_id
         self._maybe_snapshot(state)
         return self._hits(
@@ -912,7 +932,8 @@ class Memory:
             floor,
             head.config,
             budget,
-            lambda ordinals: self._store.rows_by_ordinal(bank_id, ordinals),
+            functools.partial(self._store.rows_by_ordinal, bank_id),
+            packing,
         )
 
     def _rank(
@@ -924,6 +945,7 @@ class Memory:
         count: int,
         allow: list[int] | None,
         member: Member | None,
+        packing: tuple[float | None, bool | None],
     ) -> tuple[list[tuple[int, float, int, int, int]], int, float]:
         """The kernel's ranking of ``index`` for ``text``: its rows, how many were asked for,
         and the dense stream's share of the weights (0 without a query vector)."""
@@ -939,9 +961,11 @@ class Memory:
                 chosen = self._bank_embedder(name, head)
                 if chosen is not None:
                     vector = encode(chosen[0], chosen[1], [text])[0]
+        # The pack reads PACK_DEPTH rows per hit, to refill what its families fold away.
+        depth = count * PACK_DEPTH if _near(packing, cfg) > 0 else count
         # With a query vector, every candidate comes back: the rescue compares the dense
         # stream's first hits with its RESCUE_REFERENCE-th (memory/relevance.py).
-        asked = count if vector is None else max(count, 3 * DEFAULT_DEPTH)
+        asked = depth if vector is None else max(depth, 3 * DEFAULT_DEPTH)
         rows = index.recall(text, asked, weights=weights, allow=allow, vector=vector)
         share = weights[2] / ((weights[0] + weights[1]) + weights[2]) if vector is not None else 0.0
         return rows, asked, share
@@ -956,15 +980,25 @@ class Memory:
         cfg: Mapping[str, Any],
         budget: int | None,
         lookup: Callable[[list[int]], Mapping[int, Row]],
+        packing: tuple[float | None, bool | None],
     ) -> list[Hit]:
-        """The ranked ``rows`` past the relevance floor, as hits within the token budget
-        (``lookup``: the stored rows of ordinals)."""
+        """The ranked ``rows`` past the relevance floor, one per family of near-duplicates
+        (memory/pack.py), as hits within the token budget (``lookup``: the stored rows of
+        ordinals)."""
         if floor is None:
             floor = config.min_score(cfg)  # the bank's relevance floor
-        rows = judge(rows, floor, share, len(rows) < asked)[:count]
+        near = _near(packing, cfg)
+        depth = count * PACK_DEPTH if near > 0 else count
+        rows = judge(rows, floor, share, len(rows) < asked)[:depth]
         if not rows:
             return []
-        found = lookup([r[0] for r in rows])
+        if near > 0:
+            newest = packing[1] if packing[1] is not None else config.prefer_newest(cfg)
+            candidates = Members(rows, count, lookup, self._kernel.tokenize)
+            rows = pack(rows, count, candidates, near, newest)
+            found: Mapping[int, Row] = candidates.found
+        else:
+            found = lookup([r[0] for r in rows])
         ranked = [(r, found[r[0]]) for r in rows if r[0] in found]
         kept = self._kernel.trim_to_budget(
             [row.content for _, row in ranked], config.recall_budget(cfg, budget)
@@ -997,6 +1031,7 @@ class Memory:
         avoid: list[str],
         floor: float | None,
         at: str,
+        packing: tuple[float | None, bool | None],
     ) -> list[Hit]:
         """:meth:`recall` among the memories live at ``at``, in an index built for the call
         from the store's live and archived rows (the bank's live index is not touched)."""
@@ -1015,7 +1050,7 @@ class Memory:
         if len(index) == 0 or (allow is not None and not allow):
             return []
         member = None if allow is None else set(allow)
-        rows, asked, share = self._rank(name, head, index, text, count, allow, member)
+        rows, asked, share = self._rank(name, head, index, text, count, allow, member, packing)
         return self._hits(
             rows,
             asked,
@@ -1025,6 +1060,7 @@ class Memory:
             head.config,
             budget,
             lambda ordinals: {o: by_ordinal[o] for o in ordinals if o in by_ordinal},
+            packing,
         )
 
     def reflect(self, query: str, *, bank: str = "default", min_score: float | None = None) -> str:

@@ -204,6 +204,8 @@ def _document() -> dict[str, Any]:
                 },
                 "lookup_ratio": {"type": ["number", "null"], "minimum": 0},
                 "min_score": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+                "near_duplicate": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+                "prefer_newest": {"type": ["boolean", "null"]},
                 MEMORY_WIRE_KEY: {
                     "type": ["object", "null"],
                     "description": "a memory-wire client's config, kept verbatim by the /mw "
