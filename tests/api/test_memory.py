@@ -523,7 +523,7 @@ def test_export_import_round_trips_exactly(mem: Memory, tmp_path: Path, backend:
     path = tmp_path / "dump.jsonl"
     assert mem.export(path) == 3
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    assert lines[0]["format"] == "memwire.export" and lines[0]["version"] == 1
+    assert lines[0]["format"] == "memwire.export" and lines[0]["version"] == 2
     with Memory(tmp_path / "copy.db", backend=backend) as copy:
         assert copy.import_(path) == 3
         assert copy.import_(path) == 0  # ids already present are skipped
@@ -558,7 +558,8 @@ def test_export_one_bank_to_a_file_object_and_import_elsewhere(mem: Memory) -> N
         ("", "empty"),
         ("not json\n", "line 1: not valid JSON"),
         ('{"format": "other", "version": 1}\n', "not a memwire export"),
-        ('{"format": "memwire.export", "version": 99}\n', "unsupported export version"),
+        ('{"format": "memwire.export", "version": 99}\n', "version 99, written by a newer"),
+        ('{"format": "memwire.export", "version": 0}\n', "unsupported export version 0"),
         ('{"format": "memwire.export", "version": 1}\n[1]\n', "line 3: expected a JSON object"),
         (
             '{"format": "memwire.export", "version": 1}\n{"type": "what", "bank": "b"}\n',

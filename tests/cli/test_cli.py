@@ -165,14 +165,24 @@ def test_export_import_roundtrip(
 ) -> None:
     for n in range(5):
         run(capsys, "retain", f"exported {n}", "--bank", "src", "--db", db)
+    with Memory(db) as memory:  # a history and a trash go along
+        first, second = (r.id for r in memory.memories(bank="src", limit=2))
+        newer = memory.update(first, content="exported 0, corrected", bank="src")
+        memory.forget(second, bank="src")
+        versions, trash = memory.history(newer), memory.trash(bank="src")
     dump = tmp_path / "dump.jsonl"
     code, out, _ = run(capsys, "export", str(dump), "--db", db)
-    assert code == 0 and "exported 5" in out
+    assert code == 0 and "exported 6" in out
     other = str(tmp_path / "other.db")
     code, out, _ = run(capsys, "import", str(dump), "--db", other, "--json")
-    assert code == 0 and json.loads(out) == {"imported": 5}
+    assert code == 0 and json.loads(out) == {"imported": 6}
     code, out, _ = run(capsys, "memories", "--bank", "src", "--db", other, "--json")
-    assert len(json.loads(out)) == 5
+    assert len(json.loads(out)) == 4
+    with Memory(other) as memory:
+        assert memory.history(newer) == versions and len(versions) == 2
+        assert memory.trash(bank="src") == trash and len(trash) == 1
+    code, out, _ = run(capsys, "import", str(dump), "--db", other, "--json")
+    assert code == 0 and json.loads(out) == {"imported": 0}
     code, _, err = run(capsys, "import", str(tmp_path / "missing.jsonl"), "--db", other)
     assert code == 2 and "cannot open" in err
     bad = tmp_path / "bad.jsonl"

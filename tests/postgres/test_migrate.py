@@ -29,7 +29,9 @@ def fill(memory: Memory) -> None:
     memory.retain("deploys freeze on fridays", bank="infra", context="asked about deploys")
     memory.retain("runbook v1", bank="infra", document_id="runbook")
     memory.retain("runbook v2: page the on-call first", bank="infra", document_id="runbook")
-    memory.forget(gone)
+    memory.forget(gone)  # to the trash
+    port = memory.retain("the API listens on 8080", bank="infra")
+    memory.update(port, content="the API listens on 9090", bank="infra")
     for n in range(30):
         memory.retain(f"lunch option {n} near the office", bank="life", tags=[f"t{n % 3}"])
 
@@ -52,8 +54,33 @@ def content_of(store: Store) -> dict[str, Any]:
                 for r in rows
             ],
             "vectors": [vectors[r.ordinal] for r in rows],
+            # The archive in its order, with its links and dates (ordinals are the target's).
+            "archive": [
+                (
+                    v.row.id,
+                    v.row.content,
+                    v.row.tags,
+                    v.row.retained_at,
+                    v.row.document_id,
+                    v.row.status,
+                    v.row.superseded_by,
+                    v.row.archived_at,
+                    v.vector,
+                )
+                for v in store.archive_page(head.bank_id, 0, 1000)
+            ],
         }
     return out
+
+
+def history_of(memory: Memory) -> dict[str, Any]:
+    """Every memory's history and every bank's trash, as the Memory API reads them."""
+    ids = [r.id for bank in ("infra", "life") for r in memory.memories(bank=bank, limit=100)]
+    ids += [r.id for r in memory.trash(bank="infra")]
+    return {
+        "history": {i: memory.history(i) for i in ids},
+        "trash": memory.trash(bank="infra"),
+    }
 
 
 def recalls(memory: Memory) -> list[list[tuple[str, float]]]:
@@ -68,13 +95,15 @@ def test_sqlite_to_postgresql_and_back_keeps_everything(
     with Memory(db, backend=backend) as memory:
         fill(memory)
         expected = recalls(memory)
+        versions = history_of(memory)
+        assert len(versions["history"]) == 35 and len(versions["trash"]) == 1
     url = scratch_url()
 
     assert main(["migrate", "--json", "--no-progress", "--from", f"sqlite:{db}", "--to", url]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert [(r["bank"], r["total"], r["copied"], r["skipped"]) for r in report] == [
-        ("infra", 3, 3, 0),
-        ("life", 30, 30, 0),
+    assert [(r["bank"], r["total"], r["archived"], r["copied"], r["skipped"]) for r in report] == [
+        ("infra", 7, 3, 7, 0),
+        ("life", 30, 0, 30, 0),
     ]
     source = open_store(db)
     target = PostgresStore(url)
@@ -85,21 +114,29 @@ def test_sqlite_to_postgresql_and_back_keeps_everything(
         target.close()
     with Memory(url, backend=backend) as memory:
         assert recalls(memory) == expected
+        assert history_of(memory) == versions
 
     back = tmp_path / "back.db"
     assert main(["migrate", "--no-progress", "--from", url, "--to", str(back)]) == 0
     out = capsys.readouterr().out
     assert out.splitlines() == [
-        "infra: 3 copied, 0 already there (of 3)",
+        "infra: 7 copied, 0 already there (of 7, 3 of them superseded or trashed)",
         "life: 30 copied, 0 already there (of 30)",
     ]
     with Memory(back, backend=backend) as memory:
         assert recalls(memory) == expected
+        assert history_of(memory) == versions
+    back_store, source = open_store(back), open_store(db)
+    try:
+        assert content_of(back_store) == content_of(source)
+    finally:
+        back_store.close()
+        source.close()
 
     # Running it again copies nothing twice.
     assert main(["migrate", "--json", "--no-progress", "--from", str(db), "--to", url]) == 0
     again = json.loads(capsys.readouterr().out)
-    assert [(r["copied"], r["skipped"]) for r in again] == [(0, 3), (0, 30)]
+    assert [(r["copied"], r["skipped"]) for r in again] == [(0, 7), (0, 30)]
 
 
 @pytest.mark.backend_independent  # stores only, no kernel
@@ -108,7 +145,9 @@ def test_an_interrupted_migration_resumes(
 ) -> None:
     db = tmp_path / "memory.db"
     with Memory(db, backend="python") as memory:
-        memory.retain_many([f"note number {n}" for n in range(250)], bank="big")
+        notes = memory.retain_many([f"note number {n}" for n in range(250)], bank="big")
+        for note in notes[200:]:  # the archive comes after the first 200 (in ordinal order)
+            memory.forget(note, bank="big")
     url = scratch_url()
     monkeypatch.setattr(store_copy, "BATCH", 100)
 
@@ -124,7 +163,9 @@ def test_an_interrupted_migration_resumes(
 
     assert main(["migrate", "--json", "--no-progress", "--from", str(db), "--to", url]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert [(r["total"], r["copied"], r["skipped"]) for r in report] == [(250, 150, 100)]
+    assert [(r["total"], r["archived"], r["copied"], r["skipped"]) for r in report] == [
+        (250, 50, 150, 100)
+    ]
     source, target = open_store(db), PostgresStore(url)
     try:
         assert content_of(target) == content_of(source)

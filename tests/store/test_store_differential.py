@@ -125,6 +125,12 @@ def reads(store: Store, memory_id: str, bank: str, when: str) -> object:
         store.history(memory_id),
         sorted(r.id for r in store.trash_rows(bank, 100, 0)),
         None if head is None else store.versions_at(head.bank_id, when),
+        None
+        if head is None
+        else [
+            (v.row.id, v.row.ordinal, v.row.status, v.row.superseded_by, v.vector)
+            for v in store.archive_page(head.bank_id, 0, 100)
+        ],
     )
 
 

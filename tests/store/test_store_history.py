@@ -8,8 +8,8 @@ from pathlib import Path
 
 import postgres_support
 import pytest
-from memwire.errors import ConflictError, NotFoundError
-from memwire.store import NewMemory, Store
+from memwire.errors import ConflictError, InvalidInputError, NotFoundError
+from memwire.store import ArchivedMemory, NewMemory, Space, Store
 from memwire.store.postgres import SCHEMA_VERSION as POSTGRES_SCHEMA
 from store_support import SPACE, StoreFactory, day, item, vec
 
@@ -275,6 +275,69 @@ def test_an_import_skips_ids_in_the_archive(store: Store) -> None:
     store.write("b", [dataclasses.replace(item("v2"), supersedes=(v1.id,))])
     result = store.write("b", [item("v1", id=v1.id)], imported=True)
     assert result.ids == [v1.id] and len(result.added) == 0 and live(store) == ["v2"]
+
+
+def test_archive_page_reads_the_archive_by_ordinal_with_vectors(store: Store) -> None:
+    v1, doomed = item("v1", vector=vec(1, 2, 3, 4)), item("doomed", tags=["t"])
+    first = store.write("b", [v1, doomed], space=SPACE)
+    v2 = at(item("v2"), 2, v1.id)
+    store.write("b", [v2])
+    store.forget(doomed.id, "b", trash=True)
+    page = store.archive_page(first.bank_id, 0, 10)
+    assert [(v.row.id, v.row.ordinal, v.row.status) for v in page] == [
+        (v1.id, 1, "superseded"),
+        (doomed.id, 2, "trashed"),
+    ]
+    assert (page[0].vector, page[0].row.superseded_by, page[0].row.archived_at) == (
+        vec(1, 2, 3, 4),
+        v2.id,
+        day(2),
+    )
+    assert page[1].vector is None and page[1].row.tags == ("t",)
+    assert [v.row.id for v in store.archive_page(first.bank_id, 1, 10)] == [doomed.id]
+    assert [v.row.id for v in store.archive_page(first.bank_id, 0, 1)] == [v1.id]
+    assert store.archive_page(10_000, 0, 10) == []
+
+
+def test_import_archived_adds_as_given_and_skips_ids_present(store: Store) -> None:
+    v2 = at(item("v2"), 2)
+    store.write("b", [v2])  # seq 1
+    old_v1 = at(item("v1", tags=["x"], vector=vec(4, 3, 2, 1)), 1)
+    v1 = ArchivedMemory(old_v1, "superseded", v2.id, day(2))
+    gone = ArchivedMemory(item("gone"), "trashed", None, day(3))
+    assert store.import_archived("b", [v1, gone], SPACE) == [v1.memory.id, gone.memory.id]
+    head = store.head("b")
+    assert head is not None and head.last_seq == 3 and head.space == SPACE
+    old = store.get(v1.memory.id)
+    assert old is not None
+    assert (old.ordinal, old.status, old.superseded_by, old.archived_at, old.tags) == (
+        2,
+        "superseded",
+        v2.id,
+        day(2),
+        ("x",),
+    )
+    assert states(store, v2.id) == [("v1", "superseded", v2.id), ("v2", "live", None)]
+    assert [r.id for r in store.trash_rows("b", 10, 0)] == [gone.memory.id]
+    assert live(store) == ["v2"]  # nothing archived is live, nothing is logged
+    changes = store.changes_since(head.bank_id, 1)
+    assert changes is not None and (changes.removed, len(changes.added)) == ([], 0)
+    again = ArchivedMemory(item("v2", id=v2.id), "trashed", None, day(4))
+    assert store.import_archived("b", [v1, gone, again], SPACE) == []  # every id is present already
+    assert store.head("b") == head
+    back = store.restore(gone.memory.id, "b")
+    assert back.added.ordinals == [4]
+
+
+def test_import_archived_refuses_another_space_and_changes_nothing(store: Store) -> None:
+    store.write("b", [item("live", vector=vec(1, 1, 1, 1))], space=SPACE)
+    head = store.head("b")
+    odd = ArchivedMemory(item("odd", vector=vec(1, 2, 3, 4)), "trashed", None, day(1))
+    with pytest.raises(InvalidInputError):
+        store.import_archived("b", [odd], Space("other", 4))
+    with pytest.raises(InvalidInputError):
+        store.import_archived("b", [odd], None)
+    assert store.head("b") == head and store.get(odd.memory.id) is None
 
 
 def test_delete_bank_takes_the_archive_along(store: Store) -> None:

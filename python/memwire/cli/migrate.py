@@ -20,7 +20,8 @@ def register(commands: Any) -> None:
         help="copy the memories of one store into another (SQLite <-> PostgreSQL)",
         description="Copy every bank (or those named with --bank) of the store --from into the "
         "store --to: configs and memories with their ids, dates, tags, document ids and "
-        "vectors; indexes are rebuilt by the target's readers. Memories already in the target "
+        "vectors, with their history and trash (superseded and trashed memories, as they "
+        "are); indexes are rebuilt by the target's readers. Memories already in the target "
         "are skipped, so an interrupted migration is resumed by running it again. A location "
         "is a postgresql:// URL, sqlite:PATH or a file path; a URL may also come from "
         "$MEMWIRE_MIGRATE_FROM / $MEMWIRE_MIGRATE_TO (a command line shows its password to "
@@ -114,7 +115,8 @@ def run_migrate(args: argparse.Namespace) -> int:
 
     def human() -> str:
         lines = [
-            f"{r.bank}: {r.copied:,} copied, {r.skipped:,} already there (of {r.total:,})"
+            f"{r.bank}: {r.copied:,} copied, {r.skipped:,} already there (of {r.total:,}"
+            + (f", {r.archived:,} of them superseded or trashed)" if r.archived else ")")
             + "".join(f"; {note}" for note in r.notes)
             for r in reports
         ]
@@ -126,6 +128,7 @@ def run_migrate(args: argparse.Namespace) -> int:
             {
                 "bank": r.bank,
                 "total": r.total,
+                "archived": r.archived,
                 "copied": r.copied,
                 "skipped": r.skipped,
                 "notes": r.notes,

@@ -22,8 +22,9 @@ def register(commands: Any) -> None:
     p = commands.add_parser(
         "export",
         help="write memories as versioned JSONL",
-        description="Write every memory (of one bank with --bank) and the bank configs as "
-        "versioned JSONL, to PATH or to stdout ('-', the default).",
+        description="Write every memory (of one bank with --bank), its history and trash "
+        "(superseded and trashed memories, with their links and dates) and the bank configs "
+        "as versioned JSONL (format version 2), to PATH or to stdout ('-', the default).",
     )
     p.add_argument("path", nargs="?", default="-", help="output file (default: stdout)")
     p.add_argument("--bank", "-b", default=None, help="only this bank (default: all)")
@@ -33,8 +34,9 @@ def register(commands: Any) -> None:
     p = commands.add_parser(
         "import",
         help="read a memwire export back in",
-        description="Read a memwire export (PATH, or stdin with '-'). The whole file is "
-        "checked before anything is written; memories already present are skipped. "
+        description="Read a memwire export (PATH, or stdin with '-'; format version 1 or 2), "
+        "history and trash included. The whole file is checked before anything is written; "
+        "memories already present (live or archived) are skipped. "
         "Shows a progress line on a terminal.",
     )
     p.add_argument("path", help="the export file, or '-' for stdin")

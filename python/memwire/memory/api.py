@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import itertools
 import logging
 import os
 import threading
@@ -70,6 +71,7 @@ from memwire.records import Hit, Record
 from memwire.store import (
     LIVE,
     Additions,
+    ArchivedMemory,
     BankHead,
     NewMemory,
     Row,
@@ -1232,8 +1234,9 @@ class Memory:
     def export(
         self, path_or_file: str | os.PathLike[str] | IO[str], bank: str | None = None
     ) -> int:
-        """Write every memory (of ``bank``, or of all banks) as versioned JSONL; returns the
-        number of memories written. See :mod:`memwire.memory.export`."""
+        """Write every memory (of ``bank``, or of all banks) as versioned JSONL, superseded and
+        trashed ones too (with their status, link and date); returns the number of memories
+        written. See :mod:`memwire.memory.export`."""
         from memwire.memory import export
 
         self._check_open()
@@ -1246,7 +1249,9 @@ class Memory:
         self, path_or_file: str | os.PathLike[str] | IO[str], *, bank: str | None = None
     ) -> int:
         """Read an :meth:`export` file back (into ``bank`` when given, else each memory's own
-        bank); returns how many memories were written (ids already present are skipped).
+        bank), with its history and trash (an export of version 1, which had neither, too);
+        returns how many memories were written (ids already present, live or archived, are
+        skipped, so importing a file twice writes it once).
         The whole file is validated before anything is written."""
         from memwire.memory import export
 
@@ -1258,8 +1263,26 @@ class Memory:
             self._store.update_config(name, config_merger(values, strict=False))
         written = 0
         for name, items in batches.items():
-            for start in range(0, len(items), BATCH_SIZE):
-                chunk = items[start : start + BATCH_SIZE]
-                result = self._write(name, chunk, use_config=False, imported=True)
-                written += len(result.added)
+            # Runs of live and of archived memories, in file order (the ordinals keep it).
+            for live, run in itertools.groupby(items, key=lambda i: isinstance(i, NewMemory)):
+                chunk_list = list(run)
+                for start in range(0, len(chunk_list), BATCH_SIZE):
+                    chunk = chunk_list[start : start + BATCH_SIZE]
+                    if live:
+                        memories = [i for i in chunk if isinstance(i, NewMemory)]
+                        result = self._write(name, memories, use_config=False, imported=True)
+                        written += len(result.added)
+                    else:
+                        archived = [i for i in chunk if isinstance(i, ArchivedMemory)]
+                        written += len(self._import_archived(name, archived))
         return written
+
+    def _import_archived(self, bank: str, items: Sequence[ArchivedMemory]) -> list[str]:
+        """Embed archived memories (so a restore or an as-of recall needs no encoder), then
+        store them as they are; the ids added. The index holds live memories only."""
+        with_vectors, space = self._with_vectors(bank, [i.memory for i in items])
+        return self._store.import_archived(
+            bank,
+            [dataclasses.replace(i, memory=m) for i, m in zip(items, with_vectors, strict=True)],
+            space,
+        )

@@ -7,18 +7,22 @@ stores keep text differently)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from memwire.errors import StorageError
 from memwire.store.history import walk_chain
-from memwire.store.protocol import LIVE, TRASHED, Row
+from memwire.store.protocol import EXHAUSTED, LIVE, MAX_ORDINAL, TRASHED, ArchivedMemory, Row
 
 __all__ = [
     "ARCHIVE_TABLE",
     "any_row",
     "archive_live",
+    "archive_page",
     "expired_trash",
     "history",
+    "insert_archived",
     "restore_clash",
     "restore_row",
     "trash_page",
@@ -114,6 +118,65 @@ def history(conn: _Connection, mark: str, memory_id: str, to_row: ToRow) -> list
         lambda i: any_row(conn, mark, i, to_row),
         predecessors,
     )
+
+
+def archive_page(
+    conn: _Connection, mark: str, bank_id: int, after: int, limit: int, to_row: ToRow
+) -> list[tuple[Row, Any]]:
+    """The bank's archived rows with ordinals above ``after``, by ordinal, with their vectors
+    (as the driver returns them)."""
+    rows = conn.execute(
+        f"SELECT {_ARCHIVED_ROW}, m.vector FROM archive m JOIN banks b ON b.id = m.bank_id "
+        f"WHERE m.bank_id = {mark} AND m.ordinal > {mark} ORDER BY m.ordinal LIMIT {mark}",
+        (bank_id, after, limit),
+    ).fetchall()
+    return [(to_row(r[:12]), r[12]) for r in rows]
+
+
+def insert_archived(
+    conn: _Connection,
+    mark: str,
+    bank_id: int,
+    seq: int,
+    items: Sequence[tuple[ArchivedMemory, Any, Any]],
+) -> tuple[list[str], int]:
+    """Insert ``items`` (each with its content and context as the store keeps text) that are
+    in neither table, ordinals from ``seq + 1``; the ids inserted and the last seq taken."""
+    added: list[str] = []
+    for item, content, context in items:
+        memory = item.memory
+        taken = conn.execute(
+            f"SELECT 1 FROM memories WHERE id = {mark} UNION ALL "
+            f"SELECT 1 FROM archive WHERE id = {mark}",
+            (memory.id, memory.id),
+        ).fetchone()
+        if taken is not None:
+            continue
+        seq += 1
+        if seq > MAX_ORDINAL:
+            raise StorageError(EXHAUSTED)
+        marks = ", ".join([mark] * 14)
+        conn.execute(
+            f"INSERT INTO archive ({_COPIED}, status, superseded_by, archived_at) VALUES ({marks})",
+            (
+                memory.id,
+                bank_id,
+                seq,
+                content,
+                context,
+                json.dumps(list(memory.tags), ensure_ascii=False),
+                memory.created_at,
+                memory.retained_at,
+                memory.document_id,
+                memory.content_hash,
+                memory.vector,
+                item.status,
+                item.superseded_by,
+                item.archived_at,
+            ),
+        )
+        added.append(memory.id)
+    return added, seq
 
 
 def unlink(conn: _Connection, mark: str, memory_id: str, successor: str | None) -> None:

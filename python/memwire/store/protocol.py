@@ -79,6 +79,9 @@ good. Purge relinks the chain (whatever the purged memory superseded is then sup
 successor) and, since an index keeps the vocabulary of what it removed, drops the bank's
 snapshot and prunes the log at a new seq, so every index sees a gap and rebuilds from the rows.
 A reembed's switch drops the archive's vectors (they belong to the old space).
+A copy of a store reads the archive with :meth:`Store.archive_page` and writes it with
+:meth:`Store.import_archived` (an import: ids already present are skipped; each archived
+memory takes a seq as its ordinal, so ordinals stay unique among a bank's versions).
 
 TTL. :meth:`Store.expire` removes the memories with ``created_at`` before the cutoff (text
 order is time order), in ordinal order, one logged removal each. :meth:`Store.allowed` hides
@@ -135,6 +138,7 @@ __all__ = [
     "Addition",
     "Additions",
     "Allowed",
+    "ArchivedMemory",
     "BankHead",
     "BankStats",
     "Changes",
@@ -186,6 +190,16 @@ class NewMemory:
     content_hash: bytes  # SHA-256 of content: what dedupe compares
     vector: bytes | None = None  # canonical int16 LE, in the space given to Store.write
     supersedes: tuple[str, ...] = ()  # live memories of the bank this one supersedes
+
+
+@dataclass(frozen=True, slots=True)
+class ArchivedMemory:
+    """A superseded or trashed memory to import as it is (:meth:`Store.import_archived`)."""
+
+    memory: NewMemory  # its columns and vector (update_mode and supersedes are not used)
+    status: str  # SUPERSEDED or TRASHED
+    superseded_by: str | None
+    archived_at: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -475,6 +489,21 @@ class Store(Protocol):
     def versions_at(self, bank_id: int, at: str) -> list[Version]:
         """The memories live at ``at``: live ones retained at or before it and archived ones
         retained at or before it and archived after it, by ordinal."""
+        ...
+
+    def archive_page(self, bank_id: int, after: int, limit: int) -> list[Version]:
+        """A page of the bank's archive (superseded and trashed memories) with their vectors,
+        ordinals above ``after``, by ordinal: what a copy of the store reads."""
+        ...
+
+    def import_archived(
+        self, bank: str, items: Sequence[ArchivedMemory], space: Space | None = None
+    ) -> list[str]:
+        """Add archived memories to ``bank`` (created if absent) as they are, in one
+        transaction, in order: an id already in the store is skipped; each other one takes the
+        next seq as its ordinal (nothing is logged: it is not live) with its status,
+        superseded_by and archived_at, and its tags as given. ``space`` as in :meth:`write`.
+        The ids added."""
         ...
 
     def vacuum(self) -> None:

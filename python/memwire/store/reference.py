@@ -38,6 +38,7 @@ from memwire.store.protocol import (
     Addition,
     Additions,
     Allowed,
+    ArchivedMemory,
     BankHead,
     BankStats,
     Changes,
@@ -126,6 +127,13 @@ class _Bank:
         if status is not None:
             row = dataclasses.replace(gone.row, status=status, superseded_by=by, archived_at=at)
             self.archive[row.id] = dataclasses.replace(gone, row=row)
+
+    def record_space(self, space: Space) -> None:
+        """Record ``space`` at the bank's first vector; refuse vectors of another."""
+        if self.space is None:
+            self.space = Space(*space)
+        elif self.space != space:
+            raise InvalidInputError(space_mismatch(self.name, self.space, space))
 
     def add(self, item: NewMemory, tags: tuple[str, ...]) -> None:
         """Add a memory as the next change: its seq is its ordinal."""
@@ -216,6 +224,19 @@ class ReferenceStore:
         found = self._named(bank)
         return found.copy() if found is not None else _Bank(self._next_id, bank)
 
+    def _spaced_draft(
+        self, bank: str, space: Space | None, vectors: Sequence[bytes | None]
+    ) -> _Bank:
+        """:meth:`_draft`, with ``space`` recorded when ``vectors`` has one (refused without
+        a space or of another space, before anything changes)."""
+        has_vectors = any(v is not None for v in vectors)
+        if space is None and has_vectors:
+            raise InvalidInputError(NO_SPACE)
+        draft = self._draft(bank)
+        if space is not None and has_vectors:
+            draft.record_space(space)
+        return draft
+
     def _commit(self, draft: _Bank) -> None:
         if draft.name not in self._banks:
             self._next_id += 1
@@ -292,16 +313,8 @@ class ReferenceStore:
         imported: bool = False,
         space: Space | None = None,
     ) -> WriteResult:
-        has_vectors = any(item.vector is not None for item in items)
-        if space is None and has_vectors:
-            raise InvalidInputError(NO_SPACE)
         with self._lock:
-            draft = self._draft(bank)
-            if space is not None and has_vectors:
-                if draft.space is None:
-                    draft.space = Space(*space)
-                elif draft.space != space:
-                    raise InvalidInputError(space_mismatch(bank, draft.space, space))
+            draft = self._spaced_draft(bank, space, [item.vector for item in items])
             extra = config_tags(json.loads(draft.config)) if config_tags is not None else []
             first_seq = draft.last_seq
             ids: list[str] = []
@@ -512,6 +525,45 @@ class ReferenceStore:
         return [
             Version(m.row, m.vector) for m in sorted([*live, *gone], key=lambda m: m.row.ordinal)
         ]
+
+    def archive_page(self, bank_id: int, after: int, limit: int) -> list[Version]:
+        with self._lock:
+            found = self._by_id(bank_id)
+            archive = [] if found is None else list(found.archive.values())
+        page = sorted((m for m in archive if m.row.ordinal > after), key=lambda m: m.row.ordinal)
+        return [Version(m.row, m.vector) for m in page[:limit]]
+
+    def import_archived(
+        self, bank: str, items: Sequence[ArchivedMemory], space: Space | None = None
+    ) -> list[str]:
+        with self._lock:
+            draft = self._spaced_draft(bank, space, [item.memory.vector for item in items])
+            added: list[str] = []
+            for item in items:
+                new = item.memory
+                if self._holds(new.id, draft):
+                    continue
+                if draft.last_seq + 1 > MAX_ORDINAL:
+                    raise StorageError(EXHAUSTED)
+                draft.last_seq += 1
+                row = Row(
+                    new.id,
+                    bank,
+                    draft.last_seq,
+                    new.content,
+                    new.context,
+                    new.tags,
+                    new.created_at,
+                    new.retained_at,
+                    new.document_id,
+                    item.status,
+                    item.superseded_by,
+                    item.archived_at,
+                )
+                draft.archive[new.id] = _Memory(row, new.content_hash, new.vector)
+                added.append(new.id)
+            self._commit(draft)
+            return added
 
     def vacuum(self) -> None:
         with self._lock:

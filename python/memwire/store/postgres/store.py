@@ -30,6 +30,7 @@ from memwire.store.protocol import (
     TRASHED,
     Additions,
     Allowed,
+    ArchivedMemory,
     BankHead,
     BankStats,
     Changes,
@@ -693,6 +694,35 @@ class PostgresStore(PostgresBase):
         return self._write(tx, "sweep")
 
     # -- reads -------------------------------------------------------------------------------
+
+    def archive_page(self, bank_id: int, after: int, limit: int) -> list[Version]:
+        found = self._read(
+            lambda conn: archive_sql.archive_page(conn, "%s", bank_id, after, limit, _row),
+            "read",
+        )
+        return [Version(row, None if v is None else bytes(v)) for row, v in found]
+
+    def import_archived(
+        self, bank: str, items: Sequence[ArchivedMemory], space: Space | None = None
+    ) -> list[str]:
+        if space is None and any(item.memory.vector is not None for item in items):
+            raise InvalidInputError(NO_SPACE)
+
+        def tx(conn: Conn) -> list[str]:
+            bank_id, seq, _, embedder, dim = self._ensure_bank(conn, bank)
+            memories = [item.memory for item in items]
+            self._check_space(conn, bank, bank_id, (embedder, dim), space, memories)
+            added, seq = archive_sql.insert_archived(
+                conn,
+                "%s",
+                bank_id,
+                seq,
+                [(i, _blob(i.memory.content), _blob(i.memory.context)) for i in items],
+            )
+            conn.execute("UPDATE banks SET last_seq = %s WHERE id = %s", (seq, bank_id))
+            return added
+
+        return self._write(tx, "import")
 
     def get(self, memory_id: str) -> Row | None:
         return self._one(lambda conn: archive_sql.any_row(conn, "%s", memory_id, _row), "read")

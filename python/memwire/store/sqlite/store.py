@@ -30,6 +30,7 @@ from memwire.store.protocol import (
     TRASHED,
     Additions,
     Allowed,
+    ArchivedMemory,
     BankHead,
     BankStats,
     Changes,
@@ -37,6 +38,7 @@ from memwire.store.protocol import (
     NewMemory,
     Row,
     Space,
+    Version,
     WriteResult,
     document_conflict,
     space_mismatch,
@@ -471,6 +473,30 @@ class SQLiteStore(SnapshotTables, ReembedTables, ArchiveTables):
             return Expired(result.ids, result)
 
         return self._write(tx, "sweep")
+
+    def archive_page(self, bank_id: int, after: int, limit: int) -> list[Version]:
+        found = self._read(
+            lambda conn: archive_sql.archive_page(conn, "?", bank_id, after, limit, to_row),
+            "read",
+        )
+        return [Version(row, vector) for row, vector in found]
+
+    def import_archived(
+        self, bank: str, items: Sequence[ArchivedMemory], space: Space | None = None
+    ) -> list[str]:
+        if space is None and any(item.memory.vector is not None for item in items):
+            raise InvalidInputError(NO_SPACE)
+
+        def tx(conn: sqlite3.Connection) -> list[str]:
+            bank_id, seq, _ = self._ensure_bank(conn, bank)
+            self._check_space(conn, bank, bank_id, space, [item.memory for item in items])
+            added, seq = archive_sql.insert_archived(
+                conn, "?", bank_id, seq, [(i, i.memory.content, i.memory.context) for i in items]
+            )
+            conn.execute("UPDATE banks SET last_seq = ? WHERE id = ?", (seq, bank_id))
+            return added
+
+        return self._write(tx, "import")
 
     # -- reads -------------------------------------------------------------------------------
 
