@@ -1,5 +1,5 @@
-"""A bulk retain (embedding on a worker thread with the Rust kernel, memory/embed_ahead.py)
-stores exactly what retaining the same items one by one stores: the same rows, vectors,
+"""A bulk retain (``retain_many``: one embed call, one quantisation and ``executemany`` per
+batch) stores exactly what retaining the same items one by one stores: the same rows, vectors,
 duplicates and recall rankings."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memwire.memory import Memory, embed_ahead
+from memwire.memory import Memory
 from memwire.memory import api as memory_api
 
 WORDS = [
@@ -59,23 +59,12 @@ def _shape(ids: list[str]) -> list[int]:
 def test_bulk_retain_equals_one_by_one(
     tmp_path: Path, backend: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Small chunks and batches that do not line up, so a few items cross every boundary.
-    monkeypatch.setattr(memory_api, "EMBED_CHUNK", 7)
+    # Small batches, so duplicates cross batch boundaries and each batch is its own write.
     monkeypatch.setattr(memory_api, "BATCH_SIZE", 10)
-    taken: list[int] = []
-    take = embed_ahead.EmbedAhead.take
-
-    def counting_take(self: embed_ahead.EmbedAhead, count: int) -> list[bytes | None]:
-        taken.append(count)
-        return take(self, count)
-
-    monkeypatch.setattr(embed_ahead.EmbedAhead, "take", counting_take)
     items = _items()
     with Memory(tmp_path / "bulk.db", backend=backend) as bulk:
         bulk_ids = bulk.retain_many(items, bank="b")
         bulk_hits = {w: bulk.recall(w, bank="b", limit=10) for w in [*WORDS, "password"]}
-    # The Rust kernel embeds ahead (in batches of 10: 45 items, 5 writes); the pure one serially.
-    assert taken == ([10, 10, 10, 10, 5] if backend == "rust" else [])
     with Memory(tmp_path / "single.db", backend=backend) as single:
         single_ids = []
         for item in items:
@@ -93,10 +82,10 @@ def test_bulk_retain_equals_one_by_one(
         assert hits, word
 
 
-def test_an_invalid_item_after_chunks_went_ahead_writes_nothing(
+def test_an_invalid_item_in_a_later_batch_writes_nothing(
     mem: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(memory_api, "EMBED_CHUNK", 3)
+    monkeypatch.setattr(memory_api, "BATCH_SIZE", 5)
     items: list[object] = [f"{WORDS[i % 10]} item {i}" for i in range(20)]
     items[17] = ""
     with pytest.raises(memory_api.InvalidInputError, match=r"items\[17\]"):

@@ -35,7 +35,6 @@ from memwire._text import (
 )
 from memwire.embed import Embedder, check_embedder, encode, tiers
 from memwire.embed.minilm import EmbedExtraMissing
-from memwire.embed.static import StaticEmbedder
 from memwire.errors import (
     ConflictError,
     HnswError,
@@ -50,11 +49,8 @@ from memwire.memory.as_of import as_of_moment, versions_view
 from memwire.memory.background import Snapshotter
 from memwire.memory.bank_state import BankState, Member, fit_vectors, is_lookup
 from memwire.memory.conversation import DEFAULT_AFTER, DEFAULT_BEFORE, conversation_items
-from memwire.memory.embed_ahead import CHUNK as EMBED_CHUNK
-from memwire.memory.embed_ahead import EmbedAhead
 from memwire.memory.health import Health
 from memwire.memory.items import (
-    attach,
     check_id,
     check_int,
     check_min_score,
@@ -63,6 +59,7 @@ from memwire.memory.items import (
     prepare,
     prepare_item,
     record_of,
+    with_vector,
 )
 from memwire.memory.relevance import judge
 from memwire.memory.snapshot_check import checked_payload, seal
@@ -287,7 +284,11 @@ class Memory:
         if found is None or not items:
             return list(items), None
         embedder, space = found
-        return attach(items, encode(embedder, space, [embed_text(i.content) for i in items])), space
+        vectors = encode(embedder, space, [embed_text(i.content) for i in items])
+        return [
+            item if vector is None else with_vector(item, vector)
+            for item, vector in zip(items, vectors, strict=True)
+        ], space
 
     # -- the derived index -------------------------------------------------------------------
 
@@ -511,20 +512,10 @@ class Memory:
     # -- writes ------------------------------------------------------------------------------
 
     def _write(
-        self,
-        bank: str,
-        items: Sequence[NewMemory],
-        use_config: bool = True,
-        imported: bool = False,
-        ahead: tuple[EmbedAhead, Space] | None = None,
+        self, bank: str, items: Sequence[NewMemory], use_config: bool = True, imported: bool = False
     ) -> WriteResult:
-        """Embed ``items`` (one batch; ``ahead``: their vectors are being computed there, in
-        that space), then write them with their vectors in one transaction."""
-        if ahead is None:
-            with_vectors, space = self._with_vectors(bank, items)
-        else:
-            space = ahead[1]
-            with_vectors = attach(items, ahead[0].take(len(items)))
+        """Embed ``items`` (one batch), then write them with their vectors in one transaction."""
+        with_vectors, space = self._with_vectors(bank, items)
         result = self._store.write(
             bank,
             with_vectors,
@@ -573,49 +564,24 @@ class Memory:
     def retain_many(self, items: Iterable[object], *, bank: str = "default") -> list[str]:
         """Store many memories (strings, or dicts with :meth:`retain`'s fields); one id per
         item, in order. Every item is validated before anything is written; each batch of
-        10,000 is one transaction (with the Rust kernel's static embedder the vectors are
-        computed on a worker thread while the items are prepared and written)."""
+        10,000 is one ``embed`` call and one transaction."""
         self._check_open()
         name = clean_bank(bank)
         if isinstance(items, (str, bytes, Mapping)):
             raise InvalidInputError("items must be a list of strings or dicts")
         listed = list(items)
-        found = self._embed_ahead_space(name, len(listed))
-        with contextlib.ExitStack() as stack:
-            ahead = None if found is None else stack.enter_context(EmbedAhead(*found))
-            prepared: list[NewMemory] = []
-            now = _dates.format_utc(_dates.now_utc())
-            fresh = new_ids(len(listed))
-            for position, (item, memory_id) in enumerate(zip(listed, fresh, strict=True)):
-                try:
-                    prepared.append(prepare_item(item, now, memory_id))
-                except InvalidInputError as exc:
-                    raise InvalidInputError(f"items[{position}]: {exc}") from None
-                if ahead is not None and len(prepared) % EMBED_CHUNK == 0:
-                    ahead.submit(prepared[-EMBED_CHUNK:])
-            if ahead is not None:
-                ahead.submit(prepared[len(prepared) - len(prepared) % EMBED_CHUNK :])
-            ids: list[str] = []
-            for start in range(0, len(prepared), BATCH_SIZE):
-                batch = prepared[start : start + BATCH_SIZE]
-                pending = None if ahead is None or found is None else (ahead, found[1])
-                ids.extend(self._write(name, batch, ahead=pending).ids)
-            return ids
-
-    def _embed_ahead_space(self, name: str, count: int) -> tuple[Embedder, Space] | None:
-        """The bank's embedder when a bulk retain of ``count`` items embeds on a worker thread
-        (memory/embed_ahead.py): the Rust kernel's static embedder, whose sums release the
-        GIL, and enough items to overlap; else None (embedded batch by batch, in this thread).
-        The bank's embedder is resolved once, before the first batch, as that batch would."""
-        if self._backend != "rust" or count < 2 * EMBED_CHUNK:
-            return None
-        try:
-            found = self._bank_embedder(name, self._store.head(name))
-        except InvalidInputError:  # raised by the first batch, after the items are validated
-            return None
-        if found is None or not isinstance(found[0], StaticEmbedder):
-            return None
-        return found
+        prepared: list[NewMemory] = []
+        now = _dates.format_utc(_dates.now_utc())
+        fresh = new_ids(len(listed))
+        for position, (item, memory_id) in enumerate(zip(listed, fresh, strict=True)):
+            try:
+                prepared.append(prepare_item(item, now, memory_id))
+            except InvalidInputError as exc:
+                raise InvalidInputError(f"items[{position}]: {exc}") from None
+        ids: list[str] = []
+        for start in range(0, len(prepared), BATCH_SIZE):
+            ids.extend(self._write(name, prepared[start : start + BATCH_SIZE]).ids)
+        return ids
 
     def retain_conversation(
         self,

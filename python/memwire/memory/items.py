@@ -8,7 +8,7 @@ import hashlib
 import math
 import secrets
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from memwire import _dates, config
@@ -29,7 +29,6 @@ __all__ = [
     "ITEM_KEYS",
     "MAX_ID_CHARS",
     "UPDATE_MODES",
-    "attach",
     "check_id",
     "check_identifier",
     "check_int",
@@ -195,14 +194,6 @@ def with_vector(item: NewMemory, vector: bytes) -> NewMemory:
         vector,
         item.supersedes,
     )
-
-
-def attach(items: Sequence[NewMemory], vectors: Sequence[bytes | None]) -> list[NewMemory]:
-    """``items`` with their vectors (None: the item stays without one)."""
-    return [
-        item if vector is None else with_vector(item, vector)
-        for item, vector in zip(items, vectors, strict=True)
-    ]
 
 
 def prepare_item(item: object, now: str, memory_id: str | None = None) -> NewMemory:
