@@ -60,7 +60,7 @@ def clean_text(value: object, what: str, max_chars: int, *, allow_blank: bool = 
     """Validate and NFKC-normalise free text (content, context, query)."""
     if not isinstance(value, str):
         raise InvalidInputError(f"{what} must be a string, got {type(value).__name__}")
-    if _SURROGATE.search(value):
+    if not value.isascii() and _SURROGATE.search(value):
         raise InvalidInputError(f"{what} contains a lone surrogate (not valid Unicode text)")
     text = nfkc(value)
     if not allow_blank and not text.strip():
