@@ -122,6 +122,11 @@ ALLOWED: list[tuple[str, str, str]] = [
         "characters of a memory's context, not the dense exact threshold",
     ),
     (
+        "python/memwire/server/app.py",
+        "TRIM_EVERY_S = 60.0",
+        "seconds between the server's heap trims, not RRF's k",
+    ),
+    (
         "rust/memwire-core/src/snapshot.rs",
         "const ARRAY_MAX: usize = 4096;",
         "the roaring format's array-container limit (native/format.md), not MAX_DIM",
