@@ -387,7 +387,8 @@ FIELDS: tuple[Field, ...] = (
         "format",
         "format",
         "choice",
-        "text: an array of strings; full: hit objects with id, score, created_at, content, tags",
+        "text: an array of strings; full: hit objects with id, score, created_at, content, "
+        "context, tags",
         RECALL,
         default="text",
         doors=("http",),

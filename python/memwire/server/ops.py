@@ -313,12 +313,15 @@ def memory_record(obj: Any) -> dict[str, Any]:
 
 
 def hit_full(hit: Any) -> dict[str, Any]:
-    """A recall hit with the fields memory-wire's ``format: "full"`` answers."""
+    """A recall hit as every door's full answer shows it (HTTP ``format: "full"``, MCP, the
+    CLI's ``--json``): memory-wire's fields, and the context (null when none), which says where
+    a memory was said: the turns around a conversation's line, a note's source."""
     return {
         "id": _attr(hit, "id"),
         "score": jsonable(_attr(hit, "score")),
         "created_at": jsonable(_attr(hit, "created_at")),
         "content": _attr(hit, "content"),
+        "context": _attr(hit, "context"),
         "tags": jsonable(list(_attr(hit, "tags", ()) or ())),
     }
 
