@@ -422,3 +422,23 @@ def test_every_memory_served_over_mcp_carries_its_date(served: tuple[str, Memory
             assert f"[{new}] (2026-02-03) the billing API moved" in text
 
     anyio.run(main)
+
+
+def test_memwire_mcp_tunes_the_heap_before_serving(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``memwire mcp`` is a long-running process like ``memwire serve``: it fixes the mmap
+    threshold (memwire._heap) before it serves, so freed large blocks go back to the system."""
+    from memwire import _heap
+    from memwire.__main__ import main as cli
+    from memwire.server import mcp_server
+
+    calls: list[str] = []
+    monkeypatch.setattr(_heap, "tune_for_server", lambda: calls.append("tune") or True)
+
+    def serve(db: str | None, **kwargs: Any) -> None:
+        calls.append(f"serve {Path(db or '').name} {kwargs['bank']}")
+
+    monkeypatch.setattr(mcp_server, "run_stdio", serve)
+    assert cli(["mcp", "--db", str(tmp_path / "m.db"), "--bank", "b"]) == 0
+    assert calls == ["tune", "serve m.db b"]
