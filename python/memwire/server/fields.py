@@ -322,8 +322,9 @@ FIELDS: tuple[Field, ...] = (
         "items",
         "items",
         "the memories to store, each a string (its content) or an object with retain's fields "
-        "(content, tags, context, created_at, document_id, update_mode); all are checked before "
-        "any is written, and they are written in one transaction",
+        "(content, tags, context, created_at, document_id, update_mode, supersedes; any other "
+        "is refused); all are checked before any is written, and they are written in one "
+        "transaction",
         ("retain_many",),
         required=True,
         doors=("http", "mcp"),
