@@ -48,8 +48,8 @@ def _libc_function(name: str, arguments: int) -> Callable[..., int] | None:
 
 def tune_for_server() -> bool:
     """Fix glibc's mmap threshold at :data:`MMAP_THRESHOLD` for a long-running process (see
-    above); True if set. Affects the whole process: only ``memwire serve`` calls it, never the
-    library on import (its host's allocator is its host's business)."""
+    above); True if set. Affects the whole process: only ``memwire serve`` and ``memwire mcp``
+    call it, never the library on import (its host's allocator is its host's business)."""
     if platform_libc() != "glibc":
         return False
     mallopt = _libc_function("mallopt", 2)

@@ -175,20 +175,57 @@ def test_export_import_roundtrip(
     assert code == 0 and "exported 6" in out
     other = str(tmp_path / "other.db")
     code, out, _ = run(capsys, "import", str(dump), "--db", other, "--json")
-    assert code == 0 and json.loads(out) == {"imported": 6}
+    assert code == 0 and json.loads(out) == {"imported": 6, "skipped": 0, "skipped_as": []}
     code, out, _ = run(capsys, "memories", "--bank", "src", "--db", other, "--json")
     assert len(json.loads(out)) == 4
     with Memory(other) as memory:
         assert memory.history(newer) == versions and len(versions) == 2
         assert memory.trash(bank="src") == trash and len(trash) == 1
     code, out, _ = run(capsys, "import", str(dump), "--db", other, "--json")
-    assert code == 0 and json.loads(out) == {"imported": 0}
+    assert code == 0 and json.loads(out) == {
+        "imported": 0,
+        "skipped": 6,
+        "skipped_as": [
+            {"reason": "same id", "bank": "src", "status": status, "count": count}
+            for status, count in (("live", 4), ("superseded", 1), ("trashed", 1))
+        ],
+    }
     code, _, err = run(capsys, "import", str(tmp_path / "missing.jsonl"), "--db", other)
     assert code == 2 and "cannot open" in err
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not json\n")
     code, _, err = run(capsys, "import", str(bad), "--db", other)
     assert code == 2 and "line 1" in err
+
+
+def test_import_says_why_it_skipped(
+    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Into another bank of the store that exported it, an import writes nothing (ids are
+    unique in a store) and says so; a memory whose content the bank holds is skipped too."""
+    for n in range(3):
+        run(capsys, "retain", f"kept {n}", "--bank", "src", "--db", db)
+    dump = tmp_path / "dump.jsonl"
+    assert run(capsys, "export", str(dump), "--db", db)[0] == 0
+    code, out, _ = run(capsys, "import", str(dump), "--db", db, "--bank", "copy")
+    assert code == 0
+    assert out.strip() == (
+        "imported 0 memories; skipped 3 already in this store: 3 live in bank 'src' (same id); "
+        "ids are unique in a store, so memories it already holds are not copied"
+    )
+    with Memory(db) as memory:
+        assert "copy" not in memory.banks() or memory.memories(bank="copy") == []
+    other = str(tmp_path / "other.db")
+    run(capsys, "retain", "kept 1", "--bank", "src", "--db", other)  # same content, new id
+    code, out, _ = run(capsys, "import", str(dump), "--db", other, "--json")
+    assert code == 0 and json.loads(out) == {
+        "imported": 2,
+        "skipped": 1,
+        "skipped_as": [{"reason": "same content", "bank": "src", "status": "live", "count": 1}],
+    }
+    code, out, _ = run(capsys, "import", str(dump), "--db", other)
+    assert out.strip().startswith("imported 0 memories; skipped 3 already in this store: ")
+    assert "1 with the same content as a memory of bank 'src'" in out
 
 
 def test_import_progress_line_on_a_terminal(tmp_path: Path) -> None:

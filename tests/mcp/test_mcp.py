@@ -72,6 +72,7 @@ async def exercise(client: Client) -> dict[str, Any]:
     assert not r.is_error
     hits = r.structured_content["memories"]
     assert hits[0]["id"] == memory_id and hits[0]["tags"] == ["ops"]
+    assert hits[0]["context"] is None  # retained without one
     r = await client.call_tool("memory_reflect", {"query": "deploy key"})
     assert memory_id in r.content[0].text
     r = await client.call_tool("memory_get", {"id": memory_id})
@@ -91,6 +92,12 @@ async def exercise(client: Client) -> dict[str, Any]:
     r = await client.call_tool("memory_get", {"id": ids[1], "bank": "chat"})
     assert r.structured_content["content"] == "Ben: ok, noted"
     assert r.structured_content["context"] == turns[0]["text"]
+    # recall shows each memory's context, in what the model reads as in the structured result
+    r = await client.call_tool("memory_recall", {"query": "ok noted", "bank": "chat"})
+    assert not r.is_error, r.content
+    for shown in (r.structured_content, json.loads(r.content[0].text)):
+        contexts = {h["id"]: h["context"] for h in shown["memories"]}
+        assert contexts[ids[1]] == turns[0]["text"], contexts
     return {"id": memory_id}
 
 
@@ -415,3 +422,23 @@ def test_every_memory_served_over_mcp_carries_its_date(served: tuple[str, Memory
             assert f"[{new}] (2026-02-03) the billing API moved" in text
 
     anyio.run(main)
+
+
+def test_memwire_mcp_tunes_the_heap_before_serving(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``memwire mcp`` is a long-running process like ``memwire serve``: it fixes the mmap
+    threshold (memwire._heap) before it serves, so freed large blocks go back to the system."""
+    from memwire import _heap
+    from memwire.__main__ import main as cli
+    from memwire.server import mcp_server
+
+    calls: list[str] = []
+    monkeypatch.setattr(_heap, "tune_for_server", lambda: calls.append("tune") or True)
+
+    def serve(db: str | None, **kwargs: Any) -> None:
+        calls.append(f"serve {Path(db or '').name} {kwargs['bank']}")
+
+    monkeypatch.setattr(mcp_server, "run_stdio", serve)
+    assert cli(["mcp", "--db", str(tmp_path / "m.db"), "--bank", "b"]) == 0
+    assert calls == ["tune", "serve m.db b"]

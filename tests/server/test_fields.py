@@ -138,6 +138,28 @@ def test_ops_checks_choices_and_numbers() -> None:
     for bad in ("0.1", True, [0.1]):
         with pytest.raises(InvalidInputError, match="min_score must be a number"):
             ops.check_field({"min_score": bad}, score)
+    newest = field("prefer_newest")
+    assert ops.check_field({}, newest) is None
+    assert ops.check_field({"prefer_newest": False}, newest) is False
+    assert ops.check_field({"prefer_newest": True}, newest) is True
+    for bad in ("true", 1, 0, [True]):
+        with pytest.raises(InvalidInputError, match="prefer_newest must be true or false"):
+            ops.check_field({"prefer_newest": bad}, newest)
+
+
+def test_pack_fields_range_is_the_memory_apis(tmp_path: Path) -> None:
+    """near_duplicate's table range [0, 1] is what Memory.recall accepts."""
+    near = field("near_duplicate")
+    assert (near.minimum, near.maximum) == (0, 1)
+    with Memory(tmp_path / "m.db") as memory:
+        memory.retain("one memory", bank="b")
+        for good in (near.minimum, near.maximum):
+            memory.recall("memory", bank="b", near_duplicate=good)
+        for bad in (-1e-9, 1 + 1e-9):
+            with pytest.raises(InvalidInputError, match="near_duplicate"):
+                memory.recall("memory", bank="b", near_duplicate=bad)
+        with pytest.raises(InvalidInputError, match="prefer_newest"):
+            memory.recall("memory", bank="b", prefer_newest=1)  # type: ignore[arg-type]
 
 
 # -- the doors ---------------------------------------------------------------------------------
@@ -155,6 +177,7 @@ def assert_schema_matches(schema: dict[str, Any], f: Field, *, nullable: bool) -
         "string": "string",
         "integer": "integer",
         "number": "number",
+        "boolean": "boolean",
         "choice": "string",
         "strings": "array",
         "turns": "array",
@@ -308,8 +331,11 @@ def test_cli_options_agree_with_the_table(command: str) -> None:
         if f.required:
             assert action.option_strings == [], f.key  # a positional argument
             continue
-        assert tuple(action.option_strings) == f.flags, f.key
+        assert tuple(action.option_strings) == fields.cli_flags(f), f.key
         assert action.default == f.default, f.key
+        if f.kind == "boolean":  # --flag / --no-flag, and neither leaves it to the bank
+            assert isinstance(action, argparse.BooleanOptionalAction), f.key
+            assert len(fields.cli_flags(f)) == 2 * len(f.flags), f.key
         assert action.type is {"integer": int, "number": float}.get(f.kind), f.key
         if f.kind == "strings":
             assert isinstance(action, argparse._AppendAction), f.key

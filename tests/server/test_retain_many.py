@@ -40,7 +40,11 @@ def test_a_batch_is_stored_in_order(client: httpx.Client, memory: Memory) -> Non
         (["ok", 5], "items[1]: each item must be a JSON object, got number"),
         (["ok", {"tags": ["x"]}], "items[1]: content is required"),
         (["ok", {"content": "x", "tags": "x"}], "items[1]: tags must be an array of strings"),
-        (["ok", {"content": "x", "colour": "red"}], "items[1]: unknown fields: colour"),
+        (
+            ["ok", {"content": "x", "colour": "red", "bank": "b"}],
+            "items[1]: unknown field 'bank' for retain_many_item; the fields are content, "
+            "context, created_at, document_id, supersedes, tags, update_mode",
+        ),
         (["ok", "   "], "items[1]: content must not be blank"),
         (["ok", {"content": "x", "update_mode": "merge"}], "items[1]: update_mode must be"),
         (["ok", {"content": "x", "created_at": "yesterday"}], "items[1]: "),
@@ -75,4 +79,6 @@ def test_the_mcp_tool_answers_as_the_route(memory: Memory) -> None:
     assert len(result["ids"]) == 2 and count(memory, "default") == 2
     with pytest.raises(Exception, match=r"items\[0\]: content must not be blank"):
         call(memory, "memory_retain_many", {"items": [" "]}, None)
+    with pytest.raises(Exception, match=r"items\[1\]: unknown field 'colour' for retain_many"):
+        call(memory, "memory_retain_many", {"items": ["c", {"content": "d", "colour": 1}]}, None)
     assert count(memory, "default") == 2

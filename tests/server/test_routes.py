@@ -32,8 +32,12 @@ def test_retain_then_recall_strings_and_full(client: httpx.Client) -> None:
 
     r = client.post("/banks/pets/recall", json={"query": "cat", "format": "full"})
     hit = r.json()[0]
-    assert set(hit) == {"id", "score", "created_at", "content", "tags"}
+    assert set(hit) == {"id", "score", "created_at", "content", "context", "tags"}
     assert hit["id"] == cat and hit["tags"] == ["cat"] and isinstance(hit["score"], float)
+    assert hit["context"] is None  # retained without one
+    note = retain(client, "vet", "the cat hides from the vet", context="at the clinic")
+    r = client.post("/banks/vet/recall", json={"query": "cat", "format": "full"})
+    assert [(h["id"], h["context"]) for h in r.json()] == [(note, "at the clinic")]
 
 
 def test_recall_filters_limit_and_budget(client: httpx.Client) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from memwire import Memory
 from memwire.errors import ConflictError, InvalidInputError, StorageError
-from memwire.records import Hit
+from memwire.records import Hit, Record
 from memwire.store import ReferenceStore, Store
 from store_support import StoreFactory
 
@@ -116,6 +116,29 @@ def test_export_and_import_round_trip(mem: Memory, backend: str) -> None:
         assert other.memories() == mem.memories()
         assert other.get_config("default") == {"recall_max_tokens": 500}
         assert words(other.recall("alpha")) == words(mem.recall("alpha")) != []
+
+
+def test_import_into_another_bank_of_the_same_store_says_why_it_skips(mem: Memory) -> None:
+    """Ids are unique in a store: each skipped memory comes with the stored one that stands for
+    it, on every store (a live one, an archived one; the same content under another id)."""
+    kept = mem.retain("kept note")
+    old = mem.retain("old note")
+    new = mem.update(old, content="new note")
+    buffer = io.StringIO()
+    assert mem.export(buffer) == 3
+    skipped: list[tuple[str, Record]] = []
+    assert mem.import_(io.StringIO(buffer.getvalue()), bank="copy", skipped=skipped) == 0
+    assert {(i, r.id, r.bank, r.status) for i, r in skipped} == {
+        (kept, kept, "default", "live"),
+        (old, old, "default", "superseded"),
+        (new, new, "default", "live"),
+    }
+    mem.purge(kept)
+    twin = mem.retain("kept note", bank="copy")  # the same content, under another id
+    skipped.clear()
+    assert mem.import_(io.StringIO(buffer.getvalue()), bank="copy", skipped=skipped) == 0
+    assert {(i, r.id, r.bank) for i, r in skipped if i == kept} == {(kept, twin, "copy")}
+    assert len(skipped) == 3
 
 
 def test_reembed_moves_the_bank_to_another_embedder(mem: Memory) -> None:

@@ -243,7 +243,11 @@ def add_fields(
         if not field.flags:
             action = parser.add_argument(field.name, **kwargs)
         else:
-            kwargs.update(dest=field.name, default=field.default, metavar=field.metavar)
+            kwargs.update(dest=field.name, default=field.default)
+            if field.kind == "boolean":  # --flag and --no-flag; neither: the bank decides
+                kwargs["action"] = argparse.BooleanOptionalAction
+            else:
+                kwargs["metavar"] = field.metavar
             if field.kind == "strings":
                 kwargs["action"] = "append"
             elif field.kind == "choice":

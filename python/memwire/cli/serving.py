@@ -128,7 +128,9 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_mcp(args: argparse.Namespace) -> int:
+    from memwire import _heap
     from memwire.server.mcp_server import run_stdio
 
+    _heap.tune_for_server()  # a long-running process, as serve's (memwire._heap)
     run_stdio(db_path(args), bank=args.bank, cwd=args.cwd, embedder=embedder_of(args))
     return EXIT_OK

@@ -8,12 +8,16 @@ import contextlib
 import os
 import sys
 import textwrap
+from collections import Counter
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from memwire._progress import Progress
 from memwire.cli._common import EXIT_OK, EXIT_USAGE, CommandError, add_common, emit, open_memory
 from memwire.importers import SOURCES
+
+if TYPE_CHECKING:
+    from memwire.records import Record
 
 __all__ = ["Progress", "register"]
 
@@ -36,7 +40,8 @@ def register(commands: Any) -> None:
         help="read a memwire export back in",
         description="Read a memwire export (PATH, or stdin with '-'; format version 1 or 2), "
         "history and trash included. The whole file is checked before anything is written; "
-        "memories already present (live or archived) are skipped. "
+        "memories already present (live or archived; ids are unique in a store, whatever the "
+        "bank) are skipped, and the output says where they are. "
         "Shows a progress line on a terminal.",
     )
     p.add_argument("path", help="the export file, or '-' for stdin")
@@ -130,14 +135,52 @@ def run_import(args: argparse.Namespace) -> int:
         with source if args.path != "-" else contextlib.nullcontext(source) as handle:
             reader = CountingReader(handle, progress)
             with open_memory(args) as memory:
-                written = _import(memory, reader, args.bank, progress)
+                skipped: list[tuple[str, Record]] = []
+                written = _import(memory, reader, args.bank, progress, skipped)
     finally:
         progress.finish()
-    emit(args, {"imported": written}, lambda: f"imported {written} memories")
+    groups = skip_groups(skipped)
+    result = {"imported": written, "skipped": len(skipped), "skipped_as": groups}
+    emit(args, result, lambda: f"imported {written} memories" + skip_text(groups))
     return EXIT_OK
 
 
-def _import(memory: Any, reader: CountingReader, bank: str | None, progress: Progress) -> int:
+def skip_groups(skipped: list[tuple[str, Record]]) -> list[dict[str, Any]]:
+    """Why memories were not imported, counted: the same id already stored (in which bank, in
+    which state), or the same content already live in the bank."""
+    counts: Counter[tuple[str, str, str]] = Counter(
+        ("same id" if wanted == stored.id else "same content", stored.bank, stored.status)
+        for wanted, stored in skipped
+    )
+    return [
+        {"reason": reason, "bank": bank, "status": status, "count": count}
+        for (reason, bank, status), count in sorted(counts.items())
+    ]
+
+
+def skip_text(groups: list[dict[str, Any]]) -> str:
+    if not groups:
+        return ""
+    parts = []
+    for g in groups:
+        if g["reason"] == "same id":
+            parts.append(f"{g['count']} {g['status']} in bank {g['bank']!r} (same id)")
+        else:
+            parts.append(f"{g['count']} with the same content as a memory of bank {g['bank']!r}")
+    total = sum(g["count"] for g in groups)
+    note = ""
+    if any(g["reason"] == "same id" for g in groups):
+        note = "; ids are unique in a store, so memories it already holds are not copied"
+    return f"; skipped {total} already in this store: {', '.join(parts)}{note}"
+
+
+def _import(
+    memory: Any,
+    reader: CountingReader,
+    bank: str | None,
+    progress: Progress,
+    skipped: list[tuple[str, Record]],
+) -> int:
     # Memory.import_ parses the whole file first (the progress line follows the bytes read),
     # then writes; the write phase shows as one note.
     original_advance = progress.advance
@@ -148,7 +191,7 @@ def _import(memory: Any, reader: CountingReader, bank: str | None, progress: Pro
             progress.note("importing: writing…")
 
     progress.advance = advance  # type: ignore[method-assign]
-    written: int = memory.import_(reader, bank=bank)
+    written: int = memory.import_(reader, bank=bank, skipped=skipped)
     return written
 
 

@@ -1246,13 +1246,22 @@ class Memory:
         return export.dump(self._store, names, path_or_file)
 
     def import_(
-        self, path_or_file: str | os.PathLike[str] | IO[str], *, bank: str | None = None
+        self,
+        path_or_file: str | os.PathLike[str] | IO[str],
+        *,
+        bank: str | None = None,
+        skipped: list[tuple[str, Record]] | None = None,
     ) -> int:
         """Read an :meth:`export` file back (into ``bank`` when given, else each memory's own
         bank), with its history and trash (an export of version 1, which had neither, too);
         returns how many memories were written (ids already present, live or archived, are
         skipped, so importing a file twice writes it once).
-        The whole file is validated before anything is written."""
+        The whole file is validated before anything is written.
+
+        ``skipped``, when given, receives why memories were not written: for each, its id in
+        the file and the stored memory that stands for it: the same id, in any bank and state
+        (ids are unique in a store, so a file imported into another bank of the store that
+        exported it writes nothing), or a live memory with the same content in the bank."""
         from memwire.memory import export
 
         self._check_open()
@@ -1272,10 +1281,35 @@ class Memory:
                         memories = [i for i in chunk if isinstance(i, NewMemory)]
                         result = self._write(name, memories, use_config=False, imported=True)
                         written += len(result.added)
+                        if skipped is not None and len(result.added) < len(memories):
+                            skipped += self._skipped_live(memories, result)
                     else:
                         archived = [i for i in chunk if isinstance(i, ArchivedMemory)]
-                        written += len(self._import_archived(name, archived))
+                        added = self._import_archived(name, archived)
+                        written += len(added)
+                        if skipped is not None and len(added) < len(archived):
+                            new = set(added)
+                            for i in archived:
+                                row = None if i.memory.id in new else self._store.get(i.memory.id)
+                                if row is not None:
+                                    skipped.append((i.memory.id, record_of(row)))
         return written
+
+    def _skipped_live(
+        self, items: Sequence[NewMemory], result: WriteResult
+    ) -> list[tuple[str, Record]]:
+        """The items of an import's write that it did not add, each with the stored memory
+        that stands for it: its id was in the store before (an added memory has an ordinal
+        past the bank's seq before the write), or the bank held the same content (the write
+        returned that memory's id instead)."""
+        found = []
+        for item, returned in zip(items, result.ids, strict=True):
+            row = self._store.get(returned)
+            if row is not None and (
+                returned != item.id or row.bank != result.bank or row.ordinal <= result.first_seq
+            ):
+                found.append((item.id, record_of(row)))
+        return found
 
     def _import_archived(self, bank: str, items: Sequence[ArchivedMemory]) -> list[str]:
         """Embed archived memories (so a restore or an as-of recall needs no encoder), then

@@ -33,7 +33,12 @@ from memwire._text import (
     MAX_TAG_CHARS,
     MAX_TAGS,
 )
-from memwire.config import DEFAULT_RECALL_TOKENS, MAX_RECALL_TOKENS
+from memwire.config import (
+    DEFAULT_NEAR_DUPLICATE,
+    DEFAULT_PREFER_NEWEST,
+    DEFAULT_RECALL_TOKENS,
+    MAX_RECALL_TOKENS,
+)
 from memwire.errors import InvalidInputError
 
 __all__ = [
@@ -45,6 +50,7 @@ __all__ = [
     "RECALL_FORMATS",
     "TURN_SCHEMA",
     "Field",
+    "cli_flags",
     "describe",
     "field",
     "fields_for",
@@ -53,8 +59,9 @@ __all__ = [
     "reject_unknown",
 ]
 
-Kind = Literal["string", "integer", "number", "strings", "choice", "turns", "items"]
-"""``items``: an array of memories, each a string or an object of retain's fields."""
+Kind = Literal["string", "integer", "number", "boolean", "strings", "choice", "turns", "items"]
+"""``items``: an array of memories, each a string or an object of retain's fields. ``boolean``:
+JSON true or false; on the CLI a flag and its ``--no-`` form (:func:`cli_flags`)."""
 Door = Literal["http", "mcp", "cli"]
 DOORS: tuple[Door, ...] = ("http", "mcp", "cli")
 
@@ -315,8 +322,9 @@ FIELDS: tuple[Field, ...] = (
         "items",
         "items",
         "the memories to store, each a string (its content) or an object with retain's fields "
-        "(content, tags, context, created_at, document_id, update_mode); all are checked before "
-        "any is written, and they are written in one transaction",
+        "(content, tags, context, created_at, document_id, update_mode, supersedes; any other "
+        "is refused); all are checked before any is written, and they are written in one "
+        "transaction",
         ("retain_many",),
         required=True,
         doors=("http", "mcp"),
@@ -380,7 +388,8 @@ FIELDS: tuple[Field, ...] = (
         "format",
         "format",
         "choice",
-        "text: an array of strings; full: hit objects with id, score, created_at, content, tags",
+        "text: an array of strings; full: hit objects with id, score, created_at, content, "
+        "context, tags",
         RECALL,
         default="text",
         doors=("http",),
@@ -409,6 +418,29 @@ FIELDS: tuple[Field, ...] = (
         default_help="now",
         flags=("--as-of",),
         metavar="WHEN",
+    ),
+    Field(
+        "near_duplicate",
+        "near_duplicate",
+        "number",
+        "serve one hit per family of near-duplicates: memories whose texts are the same or "
+        "whose index terms have at least this Jaccard similarity; 0 turns it off "
+        '(docs/dense.md, "The pack")',
+        RECALL,
+        default_help=f"the bank's near_duplicate, else {DEFAULT_NEAR_DUPLICATE}",
+        flags=("--near-duplicate",),
+        metavar="SIMILARITY",
+        low=0,
+        high=1,
+    ),
+    Field(
+        "prefer_newest",
+        "prefer_newest",
+        "boolean",
+        "serve each family of near-duplicates by its newest memory instead of its best-ranked one",
+        RECALL,
+        default_help=f"the bank's prefer_newest, else {str(DEFAULT_PREFER_NEWEST).lower()}",
+        flags=("--prefer-newest",),
     ),
     Field(
         "id",
@@ -586,6 +618,14 @@ def reject_unknown(
         )
 
 
+def cli_flags(field: Field) -> tuple[str, ...]:
+    """Every CLI option string of ``field``: a boolean's flags and their ``--no-`` forms (as
+    :class:`argparse.BooleanOptionalAction` adds them)."""
+    if field.kind != "boolean":
+        return field.flags
+    return (*field.flags, *(f"--no-{f[2:]}" for f in field.flags if f.startswith("--")))
+
+
 # -- renderings --------------------------------------------------------------------------------
 
 
@@ -604,6 +644,8 @@ def limits_text(field: Field) -> str:
         return ""
     if field.kind == "choice":
         return "one of " + ", ".join(field.choices or ())
+    if field.kind == "boolean":
+        return "true or false"
     if field.kind == "strings":
         each = f"up to {field.item_max_length} characters each"
         return f"at most {field.max_count} of {each}" if field.max_count is not None else each
@@ -632,7 +674,13 @@ def describe(field: Field, *, with_default: bool = True) -> str:
     return f"{field.help} ({extra})" if extra else field.help
 
 
-_JSON_TYPES = {"string": "string", "integer": "integer", "number": "number", "choice": "string"}
+_JSON_TYPES = {
+    "string": "string",
+    "integer": "integer",
+    "number": "number",
+    "boolean": "boolean",
+    "choice": "string",
+}
 
 
 def json_schema(field: Field, *, nullable: bool = False) -> dict[str, object]:
@@ -705,7 +753,7 @@ def markdown_table() -> str:
         if "cli" not in f.doors:
             cli = "-"
         elif f.flags:
-            cli = ", ".join(f"`{flag}`" for flag in f.flags)
+            cli = ", ".join(f"`{flag}`" for flag in cli_flags(f))
         else:
             cli = "argument"
         default = f"`{f.default}`" if f.default is not None else f.default_help or "-"

@@ -185,9 +185,10 @@ SPECS: tuple[ToolSpec, ...] = (
         "recall",
         "Recall memories",
         "Find the memories most relevant to a query, best first, within a token budget. "
-        "Returns each memory's id, score, date, content and tags. min_score drops weak "
-        "matches, so a query with nothing relevant returns no memories. as_of recalls what "
-        "was live at a past date (before later versions superseded it).",
+        "Returns each memory's id, score, date, content, context (where it was said, or null) "
+        "and tags. min_score drops weak matches, so a query with nothing relevant returns no "
+        "memories. as_of recalls what was live at a past date (before later versions "
+        "superseded it).",
         _recall,
         read_only=True,
     ),

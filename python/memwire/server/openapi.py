@@ -116,12 +116,13 @@ def _document() -> dict[str, Any]:
         "RecallRequest": request_schema("recall"),
         "Hit": {
             "type": "object",
-            "required": ["id", "score", "created_at", "content", "tags"],
+            "required": ["id", "score", "created_at", "content", "context", "tags"],
             "properties": {
                 "id": {"type": "string"},
                 "score": {"type": "number"},
                 "created_at": {"type": "string"},
                 "content": {"type": "string"},
+                "context": _NULLABLE_STR,
                 "tags": _STR_LIST,
             },
         },

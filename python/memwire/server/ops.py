@@ -41,6 +41,7 @@ __all__ = [
     "history",
     "jsonable",
     "memories",
+    "opt_bool",
     "opt_int",
     "opt_number",
     "opt_str",
@@ -165,6 +166,16 @@ def opt_number(body: Mapping[str, Any], name: str) -> float | int | None:
     return value
 
 
+def opt_bool(body: Mapping[str, Any], name: str) -> bool | None:
+    """JSON true or false."""
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, bool):
+        raise InvalidInputError(f"{name} must be true or false, got {_type_name(value)}")
+    return value
+
+
 def check_field(body: Mapping[str, Any], field: Field) -> Any:
     """One field of ``body``, checked as the table says; its default when absent or null."""
     name = field.name
@@ -175,6 +186,8 @@ def check_field(body: Mapping[str, Any], field: Field) -> Any:
         value = opt_int(body, name, *_int_range(field))
     elif field.kind == "number":
         value = opt_number(body, name)
+    elif field.kind == "boolean":
+        value = opt_bool(body, name)
     elif field.kind == "strings":
         value = opt_str_list(body, name)
     elif field.kind == "turns":
@@ -200,7 +213,6 @@ def req_items(body: Mapping[str, Any], field: Field) -> list[Any]:
             f"{field.name} must hold 1 to {most:,} memories, got {len(value):,}"
         )
     taken = _fields.fields_for("retain_many_item")
-    known = {f.name for f in taken}
     out: list[Any] = []
     for position, item in enumerate(value):
         if isinstance(item, str):
@@ -208,9 +220,7 @@ def req_items(body: Mapping[str, Any], field: Field) -> list[Any]:
             continue
         try:
             entry = require_object(item)
-            unknown = set(entry) - known
-            if unknown:
-                raise InvalidInputError(f"unknown fields: {', '.join(sorted(unknown))}")
+            _fields.reject_unknown(entry, "retain_many_item")
             checked = {f.name: check_field(entry, f) for f in taken}
         except InvalidInputError as exc:
             message = str(exc).replace("the request body must be", "each item must be", 1)
@@ -300,12 +310,15 @@ def memory_record(obj: Any) -> dict[str, Any]:
 
 
 def hit_full(hit: Any) -> dict[str, Any]:
-    """A recall hit with the fields memory-wire's ``format: "full"`` answers."""
+    """A recall hit as every door's full answer shows it (HTTP ``format: "full"``, MCP, the
+    CLI's ``--json``): memory-wire's fields, and the context (null when none), which says where
+    a memory was said: the turns around a conversation's line, a note's source."""
     return {
         "id": _attr(hit, "id"),
         "score": jsonable(_attr(hit, "score")),
         "created_at": jsonable(_attr(hit, "created_at")),
         "content": _attr(hit, "content"),
+        "context": _attr(hit, "context"),
         "tags": jsonable(list(_attr(hit, "tags", ()) or ())),
     }
 
@@ -394,12 +407,14 @@ def recall_hits(memory: Memory, bank: str, f: Mapping[str, Any]) -> list[Any]:
         exclude_tags=f["exclude_tags"],
         min_score=f["min_score"],
         as_of=f["as_of"],
+        near_duplicate=f["near_duplicate"],
+        prefer_newest=f["prefer_newest"],
     )
 
 
 def recall(memory: Memory, bank: str, body: object) -> list[Any]:
-    """``{query, budget?, limit?, tags?, exclude_tags?, format?, min_score?, as_of?}`` ->
-    strings or full hits."""
+    """``{query, budget?, limit?, tags?, exclude_tags?, format?, min_score?, as_of?,
+    near_duplicate?, prefer_newest?}`` -> strings or full hits."""
     f = read(body, "recall")
     hits = recall_hits(memory, bank, f)
     if f["format"] == "full":
