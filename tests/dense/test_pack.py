@@ -23,6 +23,7 @@ from memwire.memory.pack import (
     PACK_DEPTH,
     Member,
     Members,
+    TermCache,
     member,
     near_duplicate,
     pack,
@@ -145,6 +146,41 @@ def test_candidates_are_read_a_chunk_at_a_time_and_only_as_far_as_needed(kernel:
     assert [o for chunk in asked for o in chunk] == list(range(3 * PACK_DEPTH))
 
 
+def test_cached_terms_are_the_members_terms_and_the_cache_is_bounded(kernel: Kernel) -> None:
+    long = "alpha beta " * (PACK_CHARS // 11) + "tail words past the cap"
+    stored = {
+        i: _Stored(text)
+        for i, text in enumerate(["note about topic0", "\U0001f600 \U0001f600", "", long, "a b"])
+    }
+    cache = TermCache(size=3)
+    calls: list[str] = []
+
+    def tokenize(text: str) -> list[str]:
+        calls.append(text)
+        return kernel.tokenize(text)
+
+    for ordinal in (0, 1, 2, 3, 4, 3):
+        terms, folded = cache.terms(ordinal, stored[ordinal].content, tokenize)
+        plain = member(ordinal, stored[ordinal], kernel.tokenize)
+        assert (terms, folded) == (plain.terms, plain.folded)
+    assert len(calls) == 5 and len(cache) == 3  # the second 3 was cached; 0 and 1 dropped
+    cache.terms(0, stored[0].content, tokenize)
+    assert len(calls) == 6  # 0 was dropped (least recently used): tokenized again
+    cache.removed([0, 3, 99])
+    assert len(cache) == 1
+    rows = _rows(5)
+    fetch = {o: stored[o] for o in stored}.__getitem__
+
+    def fetch_all(ordinals: list[int]) -> dict[int, _Stored]:
+        return {o: fetch(o) for o in ordinals}
+
+    for near in (0.5, 0.8, 1.0):
+        for newest in (False, True):
+            with_cache = Members(rows, 2, fetch_all, kernel.tokenize, cache)
+            without = Members(rows, 2, fetch_all, kernel.tokenize)
+            assert pack(rows, 3, with_cache, near, newest) == pack(rows, 3, without, near, newest)
+
+
 def test_rows_without_a_stored_memory_are_skipped() -> None:
     members = {0: _member("a b", 0), 2: _member("c d", 2)}
     assert _ords(pack(_rows(3), 10, members, 0.5, False)) == [0, 2]
@@ -264,6 +300,42 @@ def test_prefer_newest_per_call_and_per_bank(mem: Memory) -> None:
     ]
     mem.set_config("default", {"near_duplicate": 0})  # a bank can turn the pack off
     assert len(mem.recall(QUERY, min_score=0)) == len(PORT_NOTES)
+
+
+def _served(memory: Memory, **options: object) -> list[tuple[str, str, float]]:
+    hits = memory.recall(QUERY, min_score=0, **options)  # type: ignore[arg-type]
+    return [(h.id, h.content, h.score) for h in hits]
+
+
+def test_a_cached_recall_serves_what_an_uncached_one_does(db_path: Path, backend: str) -> None:
+    options: list[dict[str, object]] = [
+        {},
+        {"near_duplicate": 0.5},
+        {"near_duplicate": 0.5, "prefer_newest": True},
+        {"near_duplicate": 1.0, "prefer_newest": True},
+    ]
+    with Memory(db_path, backend=backend) as warm:
+        ids = _fill(warm)
+        warm.retain("the billing API listens on port 8080", bank="other")  # a bank of its own
+        before = [_served(warm, **o) for o in options]
+        cache = warm._banks["default"].terms
+        assert len(cache) == len(PORT_NOTES)  # every candidate's terms kept
+        warm.forget(ids[1])
+        updated = warm.update(ids[2], content="the billing api answers on port 8080 (confirmed)")
+        warm.retain("the billing API listens on port 9090 since May", supersedes=[ids[4]])
+        warm.recall(QUERY, min_score=0, as_of=_day(30))  # its own index: not the bank's cache
+        assert len(cache) == len(PORT_NOTES) - 3  # the removed ones dropped, nothing added
+        after = [_served(warm, **o) for o in options]
+        assert updated in {i for hits in after for i, _, _ in hits}
+        assert after != before
+        with Memory(db_path, backend=backend) as cold:  # another process: nothing cached
+            assert [_served(cold, **o) for o in options] == after
+            assert len(cold._banks["default"].terms) > 0
+        assert warm.delete_bank("default")
+        assert warm._banks["default"].terms is not cache and not warm._banks["default"].terms
+        assert [h.content for h in warm.recall(QUERY, min_score=0, bank="other")] == [
+            "the billing API listens on port 8080"
+        ]
 
 
 def test_both_kernels_serve_the_same_pack(tmp_path: Path) -> None:

@@ -64,7 +64,7 @@ from memwire.memory.items import (
     record_of,
     with_vector,
 )
-from memwire.memory.pack import PACK_DEPTH, Members, pack
+from memwire.memory.pack import PACK_DEPTH, Members, TermCache, pack
 from memwire.memory.relevance import judge
 from memwire.memory.snapshot_check import checked_payload, seal
 from memwire.records import Hit, Record
@@ -413,7 +413,7 @@ class Memory:
             else:
                 raise StorageError("the index could not be rebuilt") from None
             return
-        state.filters.changed(changes.added.ordinals, changes.removed)
+        state.changed(changes.added.ordinals, changes.removed)
         if _retagged(state.applied, changes.last_seq, changes.added, changes.removed):
             state.filters.clear()
         state.applied = changes.last_seq
@@ -473,7 +473,7 @@ class Memory:
                         state.index.remove(ordinal)
                     if result.added:
                         self._add(state.index, result.added)
-                    state.filters.changed(result.added.ordinals, result.removed)
+                    state.changed(result.added.ordinals, result.removed)
                     if _retagged(result.first_seq, result.last_seq, result.added, result.removed):
                         state.filters.clear()
                     state.applied = result.last_seq
@@ -924,7 +924,7 @@ class Memory:
             rows, asked, share = self._rank(
                 name, head, state.index, text, count, allow, member, packing
             )
-            bank_id = state.bank_id
+            bank_id, cache = state.bank_id, state.terms
         self._maybe_snapshot(state)
         return self._hits(
             rows,
@@ -936,6 +936,7 @@ class Memory:
             budget,
             functools.partial(self._store.rows_by_ordinal, bank_id),
             packing,
+            cache,
         )
 
     def _rank(
@@ -983,10 +984,11 @@ class Memory:
         budget: int | None,
         lookup: Callable[[list[int]], Mapping[int, Row]],
         packing: tuple[float | None, bool | None],
+        cache: TermCache | None,
     ) -> list[Hit]:
         """The ranked ``rows`` past the relevance floor, one per family of near-duplicates
         (memory/pack.py), as hits within the token budget (``lookup``: the stored rows of
-        ordinals)."""
+        ordinals; ``cache``: the live bank's terms, None for an as_of index)."""
         if floor is None:
             floor = config.min_score(cfg)  # the bank's relevance floor
         near = _near(packing, cfg)
@@ -996,7 +998,7 @@ class Memory:
             return []
         if near > 0:
             newest = packing[1] if packing[1] is not None else config.prefer_newest(cfg)
-            candidates = Members(rows, count, lookup, self._kernel.tokenize)
+            candidates = Members(rows, count, lookup, self._kernel.tokenize, cache)
             rows = pack(rows, count, candidates, near, newest)
             found: Mapping[int, Row] = candidates.found
         else:
@@ -1063,6 +1065,7 @@ class Memory:
             budget,
             lambda ordinals: {o: by_ordinal[o] for o in ordinals if o in by_ordinal},
             packing,
+            None,  # not the live bank's cache: its index is the call's
         )
 
     def reflect(self, query: str, *, bank: str = "default", min_score: float | None = None) -> str:

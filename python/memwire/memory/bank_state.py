@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from pyroaring import BitMap
 
 from memwire.memory.filters import TagFilters
+from memwire.memory.pack import TermCache
 
 if TYPE_CHECKING:
     from memwire._kernel.contract import BankIndex
@@ -131,6 +132,7 @@ class BankState:
         "name",
         "snap_seq",
         "snap_unusable",
+        "terms",
     )
 
     def __init__(self, name: str) -> None:
@@ -150,6 +152,12 @@ class BankState:
         self._inflight: dict[int, int] = {}
         self._inflight_lock = threading.Lock()
         self.filters = TagFilters()  # recall's tag filters, changed with the index
+        self.terms = TermCache()  # the pack's terms of recent hits, dropped with the index
+
+    def changed(self, added: Sequence[int], removed: Sequence[int]) -> None:
+        """The index took ``added`` and dropped ``removed`` (ordinals)."""
+        self.filters.changed(added, removed)
+        self.terms.removed(removed)
 
     @contextmanager
     def inflight(self, first_seq: int, last_seq: int) -> Iterator[None]:
@@ -173,6 +181,7 @@ class BankState:
 
     def clear(self) -> None:
         self.filters.clear()
+        self.terms = TermCache()  # a recall still packing keeps the one it took
         self.index = None
         self.bank_id = 0
         self.applied = 0

@@ -24,12 +24,24 @@ backends serve the same pack.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Generic, Protocol, TypeVar
 
-__all__ = ["PACK_CHARS", "PACK_DEPTH", "Member", "Members", "member", "near_duplicate", "pack"]
+__all__ = [
+    "PACK_CHARS",
+    "PACK_DEPTH",
+    "TERMS_CACHED",
+    "Member",
+    "Members",
+    "TermCache",
+    "member",
+    "near_duplicate",
+    "pack",
+]
 
 Row = tuple[int, float, int, int, int]  # ordinal, fused, bm25 rank, overlap rank, dense rank
 
@@ -39,6 +51,9 @@ PACK_DEPTH = 3  # rows read per requested hit: room to refill what the families 
 # The part of a content the pack compares: tokenizing whole pasted logs cost BEAM's recalls
 # 1.9 ms of CPU each (limit 20), its first 2,000 characters 0.7 ms.
 PACK_CHARS = 2000
+# Memories whose terms a bank keeps (TermCache): tokenizing ~30 rows cost a quarter of a
+# recall's non-HNSW instructions at 100k; a few KB each (short memories: about 1 KB).
+TERMS_CACHED = 2048
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,11 +88,54 @@ class Stored(Protocol):
     def created_at(self) -> str: ...
 
 
+Terms = tuple[frozenset[str], str]  # a content's terms, and its folded text when it has none
+
+
+def terms_of(content: str, tokenize: Callable[[str], list[str]]) -> Terms:
+    terms = frozenset(tokenize(content[:PACK_CHARS]))
+    return terms, "" if terms else " ".join(content.casefold().split())
+
+
 def member(ordinal: int, row: Stored, tokenize: Callable[[str], list[str]]) -> Member:
     """The pack's view of a stored memory (``tokenize``: the kernel's)."""
-    terms = frozenset(tokenize(row.content[:PACK_CHARS]))
-    folded = "" if terms else " ".join(row.content.casefold().split())
+    terms, folded = terms_of(row.content, tokenize)
     return Member(terms, (row.created_at, ordinal), folded)
+
+
+class TermCache:
+    """One bank's recently packed memories' :data:`Terms` by ordinal, least recently used
+    dropped past ``size``. A memory's content never changes under its ordinal and ordinals are
+    never reused, so additions cannot make an entry wrong; removals drop theirs (to free the
+    room), and the bank's state replaces the whole cache when it reloads or is deleted. Shared
+    by concurrent recalls under the bank's read lock: a lock of its own guards it."""
+
+    __slots__ = ("_entries", "_lock", "_size")
+
+    def __init__(self, size: int = TERMS_CACHED) -> None:
+        self._entries: OrderedDict[int, Terms] = OrderedDict()
+        self._lock = threading.Lock()
+        self._size = size
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def terms(self, ordinal: int, content: str, tokenize: Callable[[str], list[str]]) -> Terms:
+        with self._lock:
+            found = self._entries.get(ordinal)
+            if found is not None:
+                self._entries.move_to_end(ordinal)
+                return found
+        made = terms_of(content, tokenize)  # outside the lock: the kernel call is the cost
+        with self._lock:
+            self._entries[ordinal] = made
+            if len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        return made
+
+    def removed(self, ordinals: Iterable[int]) -> None:
+        with self._lock:
+            for ordinal in ordinals:
+                self._entries.pop(ordinal, None)
 
 
 class Lookup(Protocol):
@@ -94,11 +152,13 @@ class Members(Generic[T]):
         chunk: int,
         fetch: Callable[[list[int]], Mapping[int, T]],
         tokenize: Callable[[str], list[str]],
+        cache: TermCache | None = None,
     ) -> None:
         self._order = [r[0] for r in rows]
         self._chunk = max(1, chunk)
         self._fetch = fetch
         self._tokenize = tokenize
+        self._cache = cache  # the bank's, for the live index (not for an as_of one)
         self._read = 0  # rows[:_read] have been fetched
         self._asked: set[int] = set()  # their ordinals (a memory deleted meanwhile is not found)
         self.found: dict[int, T] = {}
@@ -111,9 +171,17 @@ class Members(Generic[T]):
                 self._read += len(batch)
                 self._asked.update(batch)
                 self.found.update(self._fetch(batch))
-            row = self.found.get(ordinal)
-            self._members[ordinal] = None if row is None else member(ordinal, row, self._tokenize)
+            self._members[ordinal] = self._member(ordinal)
         return self._members[ordinal]
+
+    def _member(self, ordinal: int) -> Member | None:
+        row = self.found.get(ordinal)
+        if row is None:
+            return None
+        if self._cache is None:
+            return member(ordinal, row, self._tokenize)
+        terms, folded = self._cache.terms(ordinal, row.content, self._tokenize)
+        return Member(terms, (row.created_at, ordinal), folded)
 
 
 def pack(
