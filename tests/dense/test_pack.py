@@ -147,7 +147,7 @@ def test_candidates_are_read_a_chunk_at_a_time_and_only_as_far_as_needed(kernel:
 
 
 def test_cached_terms_are_the_members_terms_and_the_cache_is_bounded(kernel: Kernel) -> None:
-    long = "alpha beta " * (PACK_CHARS // 11) + "tail words past the cap"
+    long = " ".join(f"topic{i}" for i in range(PACK_CHARS // 4))  # terms past the cap too
     stored = {
         i: _Stored(text)
         for i, text in enumerate(["note about topic0", "\U0001f600 \U0001f600", "", long, "a b"])
@@ -166,8 +166,17 @@ def test_cached_terms_are_the_members_terms_and_the_cache_is_bounded(kernel: Ker
     assert len(calls) == 5 and len(cache) == 3  # the second 3 was cached; 0 and 1 dropped
     cache.terms(0, stored[0].content, tokenize)
     assert len(calls) == 6  # 0 was dropped (least recently used): tokenized again
+    sizes = {o: len(kernel.tokenize(stored[o].content[:PACK_CHARS])) for o in stored}
+    assert cache.words == sizes[4] + sizes[3] + sizes[0]
     cache.removed([0, 3, 99])
-    assert len(cache) == 1
+    assert len(cache) == 1 and cache.words == sizes[4]
+    few = TermCache(size=10, words=sizes[0] + sizes[4])  # the terms bound the cache too
+    for ordinal in (0, 4, 3):
+        few.terms(ordinal, stored[ordinal].content, kernel.tokenize)
+    assert len(few) == 0 and few.words == 0  # 3 alone has more terms than the bound
+    for ordinal in (0, 4, 1):
+        few.terms(ordinal, stored[ordinal].content, kernel.tokenize)
+    assert len(few) == 3 and few.words == sizes[0] + sizes[4]
     rows = _rows(5)
     fetch = {o: stored[o] for o in stored}.__getitem__
 

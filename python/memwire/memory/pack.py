@@ -35,6 +35,7 @@ __all__ = [
     "PACK_CHARS",
     "PACK_DEPTH",
     "TERMS_CACHED",
+    "TERMS_CACHED_WORDS",
     "Member",
     "Members",
     "TermCache",
@@ -51,9 +52,12 @@ PACK_DEPTH = 3  # rows read per requested hit: room to refill what the families 
 # The part of a content the pack compares: tokenizing whole pasted logs cost BEAM's recalls
 # 1.9 ms of CPU each (limit 20), its first 2,000 characters 0.7 ms.
 PACK_CHARS = 2000
-# Memories whose terms a bank keeps (TermCache): tokenizing ~30 rows cost a quarter of a
-# recall's non-HNSW instructions at 100k; a few KB each (short memories: about 1 KB).
+# What a bank's TermCache keeps: tokenizing ~30 rows cost a quarter of a recall's non-HNSW
+# instructions at 100k. Memories and their terms both bound it: about 120 bytes a term (the
+# set's slot and the string), so 50,000 terms are about 6 MB (2,048 memories of 24 terms, the
+# mean of the dense_speed corpus; fewer long ones).
 TERMS_CACHED = 2048
+TERMS_CACHED_WORDS = 50_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,17 +108,20 @@ def member(ordinal: int, row: Stored, tokenize: Callable[[str], list[str]]) -> M
 
 class TermCache:
     """One bank's recently packed memories' :data:`Terms` by ordinal, least recently used
-    dropped past ``size``. A memory's content never changes under its ordinal and ordinals are
-    never reused, so additions cannot make an entry wrong; removals drop theirs (to free the
-    room), and the bank's state replaces the whole cache when it reloads or is deleted. Shared
-    by concurrent recalls under the bank's read lock: a lock of its own guards it."""
+    dropped past ``size`` memories or ``words`` terms in all. A memory's content never changes
+    under its ordinal and ordinals are never reused, so additions cannot make an entry wrong;
+    removals drop theirs (to free the room), and the bank's state replaces the whole cache when
+    it reloads or is deleted. Shared by concurrent recalls under the bank's read lock: a lock
+    of its own guards it."""
 
-    __slots__ = ("_entries", "_lock", "_size")
+    __slots__ = ("_entries", "_lock", "_size", "_words", "words")
 
-    def __init__(self, size: int = TERMS_CACHED) -> None:
+    def __init__(self, size: int = TERMS_CACHED, words: int = TERMS_CACHED_WORDS) -> None:
         self._entries: OrderedDict[int, Terms] = OrderedDict()
         self._lock = threading.Lock()
         self._size = size
+        self._words = words
+        self.words = 0  # terms held
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -127,15 +134,19 @@ class TermCache:
                 return found
         made = terms_of(content, tokenize)  # outside the lock: the kernel call is the cost
         with self._lock:
+            old = self._entries.pop(ordinal, None)  # a concurrent recall's, the same terms
+            self.words += len(made[0]) - (0 if old is None else len(old[0]))
             self._entries[ordinal] = made
-            if len(self._entries) > self._size:
-                self._entries.popitem(last=False)
+            while len(self._entries) > self._size or self.words > self._words:
+                self.words -= len(self._entries.popitem(last=False)[1][0])
         return made
 
     def removed(self, ordinals: Iterable[int]) -> None:
         with self._lock:
             for ordinal in ordinals:
-                self._entries.pop(ordinal, None)
+                gone = self._entries.pop(ordinal, None)
+                if gone is not None:
+                    self.words -= len(gone[0])
 
 
 class Lookup(Protocol):
