@@ -5,7 +5,8 @@
 
 Starts ``python -m memwire serve`` as its own process on a free loopback port, as a user would,
 and reads the server's resident set size from /proc (Linux). Measured, one keep-alive client
-(httpx) in this process:
+in this process (:class:`Client`, a plain socket; httpx, used here before, added 1-3 ms of its
+own to every POST on this machine, which earlier runs counted as the server's):
 
 - ``first_health_s``: from spawning the server to its first ``ok`` on ``/health`` (polled every
   2 ms), ``first_health_cpu_s`` the CPU time the server had used by then (steadier than the
@@ -13,9 +14,15 @@ and reads the server's resident set size from /proc (Linux). Measured, one keep-
 - ``single_retains_per_s``: ``--singles`` POST /retain of the corpus's documents, one at a time;
   then the same from ``--clients`` clients at once (group commit shares their fsyncs);
 - ``batch_memories_per_s``: the ``--n`` documents through POST /retain_many, 1,000 per request;
-- recall p50/p95/p99 over the corpus's queries on that bank (after a 50-query warm-up), and the
+- recall p50/p95/p99 over the corpus's queries on that bank (once the server's background work,
+  the HNSW graph above all, is done: ``background_wait_s``; then a 50-query warm-up), and the
   same queries through ``Memory.recall`` in this process on the same store afterwards
-  (``inprocess_recall_p50_ms``): the difference is what the server path adds.
+  (``inprocess_recall_p50_ms``): the difference is what the server path adds;
+- ``recall_clients_per_s``: recall throughput with one client, then with ``--recall-clients``
+  clients at once (each its own thread and connection, every one running ``--requests``
+  recalls), and their ratio (issue 18: >= 1.7x with 8 clients on 2 cores);
+- ``recall_during_write_*``: recall p50/p99 while another client's POST /retain_many of
+  ``--write-items`` documents runs, and that p99 over the quiet p50 (issue 18: < 10x).
 
 When the memory-wire binary is present (``--peer``, default ../shared/peers/memory-wire/; a
 tool to measure against, never vendored), the same start, single-retain and recall phases run
@@ -121,48 +128,172 @@ def start_peer(
     return process, port, seconds
 
 
-def single_retains(client: Any, url: str, texts: list[str]) -> float:
+class Client:
+    """One keep-alive HTTP/1.1 connection over a plain socket: ``post`` sends a JSON request in
+    one write (TCP_NODELAY) and returns the parsed answer, raising on any status but 200.
+
+    As lean as a client can be, so that the timings are the server's: with httpx (used here
+    before) the same recalls measured 1-3 ms more each, spent on the client's side."""
+
+    def __init__(self, base: str) -> None:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(base)
+        self.prefix = parts.path.rstrip("/").encode()
+        self.host = f"{parts.hostname}:{parts.port}".encode()
+        self.sock = socket.create_connection((parts.hostname, parts.port), timeout=120)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.reader = self.sock.makefile("rb")
+
+    def post(self, path: str, body: dict[str, Any]) -> Any:
+        data = json.dumps(body).encode()
+        head = (
+            b"POST "
+            + self.prefix
+            + path.encode()
+            + b" HTTP/1.1\r\nHost: "
+            + self.host
+            + b"\r\nContent-Type: application/json\r\nContent-Length: "
+            + str(len(data)).encode()
+            + b"\r\n\r\n"
+        )
+        self.sock.sendall(head + data)
+        status = self.reader.readline().split(b" ", 2)
+        length = 0
+        while (line := self.reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        answer = self.reader.read(length)
+        if len(status) < 2 or status[1] != b"200":
+            raise RuntimeError(f"POST {path}: {status!r} {answer[:200]!r}")
+        return json.loads(answer)
+
+    def get(self, path: str) -> Any:
+        """GET an absolute ``path`` (not under the prefix); its JSON answer, whatever status."""
+        self.sock.sendall(
+            b"GET " + path.encode() + b" HTTP/1.1\r\nHost: " + self.host + b"\r\n\r\n"
+        )
+        self.reader.readline()
+        length = 0
+        while (line := self.reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        return json.loads(self.reader.read(length))
+
+    def close(self) -> None:
+        self.reader.close()
+        self.sock.close()
+
+
+def _in_threads(count: int, run: Any) -> float:
+    """Run ``run(i)`` in ``count`` threads at once; the seconds until all finished."""
+    import threading
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - started
+
+
+def single_retains(client: Client, path: str, texts: list[str]) -> float:
     started = time.perf_counter()
     for text in texts:
-        client.post(url, json={"content": text}).raise_for_status()
+        client.post(path, {"content": text})
     return len(texts) / (time.perf_counter() - started)
 
 
 def concurrent_retains(base: str, texts: list[str], clients: int) -> float:
     """Single retains from ``clients`` keep-alive clients at once (each its own thread and
     connection): the total rate, which group commit raises."""
-    import threading
-
-    import httpx
-
     chunks = [texts[i::clients] for i in range(clients)]
 
-    def run(chunk: list[str]) -> None:
-        with httpx.Client(timeout=120) as client:
-            for text in chunk:
-                client.post(f"{base}/concurrent/retain", json={"content": text}).raise_for_status()
+    def run(i: int) -> None:
+        client = Client(base)
+        for text in chunks[i]:
+            client.post("/concurrent/retain", {"content": text})
+        client.close()
 
-    threads = [threading.Thread(target=run, args=(chunk,)) for chunk in chunks]
+    return len(texts) / _in_threads(clients, run)
+
+
+def concurrent_recalls(base: str, path: str, queries: list[str], count: int, clients: int) -> float:
+    """Recalls per second from ``clients`` keep-alive clients at once, each running ``count``
+    recalls (client ``i`` starts at query ``i * count``, so they do not move in step)."""
+
+    def run(i: int) -> None:
+        client = Client(base)
+        for j in range(count):
+            client.post(path, {"query": queries[(i * count + j) % len(queries)]})
+        client.close()
+
+    return clients * count / _in_threads(clients, run)
+
+
+def wait_background(client: Client, timeout: float = 900.0) -> float:
+    """Seconds until the server's background thread has nothing left to do (the HNSW graph
+    of a large bank is built there after the first recall; until it is installed the dense
+    stream searches exactly, and recall timings would measure the build)."""
     started = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return len(texts) / (time.perf_counter() - started)
+    while time.perf_counter() - started < timeout:
+        report = client.get("/health?details=1")
+        if report.get("background") != "working" and not report.get("pending"):
+            return time.perf_counter() - started
+        time.sleep(0.5)
+    raise RuntimeError("the server's background work did not finish")
+
+
+def recalls_during_write(
+    base: str, queries: list[str], texts: list[str], quiet_p50_ms: float
+) -> dict[str, float]:
+    """Recall latency (p50/p99, ms) on the bench bank while another client's one POST
+    /retain_many of ``texts`` (into another bank) runs, and p99 over the quiet p50 (issue 18:
+    < 10x)."""
+    import threading
+
+    done = threading.Event()
+
+    def write() -> None:
+        writer = Client(base)
+        writer.post("/mixed/retain_many", {"items": texts})
+        writer.close()
+        done.set()
+
+    reader = Client(base)
+    thread = threading.Thread(target=write)
+    thread.start()
+    timings: list[float] = []
+    i = 0
+    while not done.is_set():
+        t0 = time.perf_counter()
+        reader.post("/bench/recall", {"query": queries[i % len(queries)]})
+        timings.append(time.perf_counter() - t0)
+        i += 1
+    thread.join()
+    reader.close()
+    found = percentiles(timings, "recall_during_write")
+    found["recalls_during_write"] = len(timings)
+    found["recall_during_write_p99_vs_p50"] = round(
+        found["recall_during_write_p99_ms"] / quiet_p50_ms, 2
+    )
+    return found
 
 
 def time_recalls(
-    client: Any, url: str, queries: list[str], count: int, extra: dict[str, Any]
+    client: Client, path: str, queries: list[str], count: int, extra: dict[str, Any]
 ) -> list[float]:
     for q in queries[:50]:  # warm-up: loads the bank's index, fills caches
-        client.post(url, json={"query": q, **extra}).raise_for_status()
+        client.post(path, {"query": q, **extra})
     timings: list[float] = []
     for i in range(count):
         body = {"query": queries[i % len(queries)], **extra}
         t0 = time.perf_counter()
-        r = client.post(url, json=body)
+        client.post(path, body)
         timings.append(time.perf_counter() - t0)
-        r.raise_for_status()
     return timings
 
 
@@ -196,9 +327,17 @@ def main() -> int:
     ap.add_argument("--idle-seconds", type=float, default=2.0, help="settle time before RSS")
     ap.add_argument("--peer", type=Path, default=DEFAULT_PEER, help="memory-wire binary")
     ap.add_argument("--peer-recall", action="store_true", help="also fill memory-wire with --n")
+    ap.add_argument(
+        "--recall-clients", type=int, default=8, help="clients of the concurrent recall phase"
+    )
+    ap.add_argument(
+        "--write-items",
+        type=int,
+        default=10_000,
+        help="items of the retain_many that runs during the last recall phase",
+    )
     args = ap.parse_args()
 
-    import httpx
     from memwire import Memory
 
     env = dict(os.environ)
@@ -217,21 +356,32 @@ def main() -> int:
         time.sleep(args.idle_seconds)
         results["idle_rss_empty_mib"] = round(rss_mib(process.pid), 1)
         base = f"http://127.0.0.1:{port}/banks"
-        with httpx.Client(timeout=120) as client:
-            results["single_retains_per_s"] = round(
-                single_retains(client, f"{base}/singles/retain", singles), 1
-            )
-            results[f"single_retains_{args.clients}_clients_per_s"] = round(
-                concurrent_retains(base, [f"c {t}" for t in singles], args.clients), 1
-            )
-            started = time.perf_counter()
-            for start in range(0, len(texts), 1000):
-                batch = {"items": texts[start : start + 1000]}
-                client.post(f"{base}/bench/retain_many", json=batch).raise_for_status()
-            results["batch_memories_per_s"] = round(len(texts) / (time.perf_counter() - started))
-            results["rss_after_batches_mib"] = round(rss_mib(process.pid), 1)
-            timings = time_recalls(client, f"{base}/bench/recall", queries, args.requests, {})
-            results.update(percentiles(timings, "recall"))
+        client = Client(base)
+        results["single_retains_per_s"] = round(
+            single_retains(client, "/singles/retain", singles), 1
+        )
+        results[f"single_retains_{args.clients}_clients_per_s"] = round(
+            concurrent_retains(base, [f"c {t}" for t in singles], args.clients), 1
+        )
+        started = time.perf_counter()
+        for start in range(0, len(texts), 1000):
+            client.post("/bench/retain_many", {"items": texts[start : start + 1000]})
+        results["batch_memories_per_s"] = round(len(texts) / (time.perf_counter() - started))
+        results["rss_after_batches_mib"] = round(rss_mib(process.pid), 1)
+        client.post("/bench/recall", {"query": queries[0]})  # loads the index: starts the graph
+        results["background_wait_s"] = round(wait_background(client), 1)
+        timings = time_recalls(client, "/bench/recall", queries, args.requests, {})
+        results.update(percentiles(timings, "recall"))
+        client.close()
+        one = concurrent_recalls(base, "/bench/recall", queries, args.requests, 1)
+        many = concurrent_recalls(
+            base, "/bench/recall", queries, args.requests, args.recall_clients
+        )
+        results["recall_1_client_per_s"] = round(one, 1)
+        results[f"recall_{args.recall_clients}_clients_per_s"] = round(many, 1)
+        results["recall_clients_speedup"] = round(many / one, 2)
+        mixed = [f"m {t}" for t in texts[: args.write_items]]
+        results.update(recalls_during_write(base, queries, mixed, results["recall_p50_ms"]))
         results["rss_after_recalls_mib"] = round(rss_mib(process.pid), 1)
         stop(process)
         with Memory(db) as memory:
@@ -256,19 +406,20 @@ def main() -> int:
             time.sleep(args.idle_seconds)
             peer["idle_rss_empty_mib"] = round(rss_mib(process.pid), 1)
             base = f"http://127.0.0.1:{port}/banks"
-            with httpx.Client(timeout=120) as client:
-                peer["single_retains_per_s"] = round(
-                    single_retains(client, f"{base}/singles/retain", singles), 1
+            client = Client(base)
+            peer["single_retains_per_s"] = round(
+                single_retains(client, "/singles/retain", singles), 1
+            )
+            peer[f"single_retains_{args.clients}_clients_per_s"] = round(
+                concurrent_retains(base, [f"c {t}" for t in singles], args.clients), 1
+            )
+            if args.peer_recall:
+                single_retains(client, "/bench/retain", texts)
+                timings = time_recalls(
+                    client, "/bench/recall", queries, args.requests, {"format": "full"}
                 )
-                peer[f"single_retains_{args.clients}_clients_per_s"] = round(
-                    concurrent_retains(base, [f"c {t}" for t in singles], args.clients), 1
-                )
-                if args.peer_recall:
-                    single_retains(client, f"{base}/bench/retain", texts)
-                    timings = time_recalls(
-                        client, f"{base}/bench/recall", queries, args.requests, {"format": "full"}
-                    )
-                    peer.update(percentiles(timings, "recall"))
+                peer.update(percentiles(timings, "recall"))
+            client.close()
             peer["rss_mib"] = round(rss_mib(process.pid), 1)
             stop(process)
             results["memory_wire"] = peer
