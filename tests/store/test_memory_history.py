@@ -263,3 +263,27 @@ def test_another_process_sees_a_change_of_tags(
         assert ids(reader.recall("backup job", tags=["ops"])) == []
         assert ids(reader.recall("backup job", tags=["cron"])) == [memory]
         assert ids(reader.recall("backup job", exclude_tags=["cron"])) == []
+
+
+def test_a_memory_trashed_before_a_reembed_comes_back_with_a_new_vector(
+    durable_factory: StoreFactory, tmp_path: Path, backend: str
+) -> None:
+    """The reembed drops the trash's vectors (they are of the old space); a restore encodes
+    the memory again, so the dense stream still finds it by a word it does not contain."""
+    assert durable_factory.reopen is not None
+    new = WordEmbedder("new", 12)
+    with Memory(
+        store=durable_factory.make(tmp_path), backend=backend, embedder=WordEmbedder()
+    ) as m:
+        m.retain("quarterly budget review with finance")
+        gone = m.retain("the ferry leaves the harbour at noon")
+        assert m.forget(gone) is True
+    with Memory(store=durable_factory.reopen(tmp_path), backend=backend, embedder=new) as m:
+        assert m.reembed("default") == 1
+        assert m.restore(gone) == gone
+        (vector,) = new.embed(["ferry"])
+        assert vector is not None
+        # A query of one word of the memory: its vector is that word's component, so the
+        # memory is a dense neighbour whatever the lexical streams say.
+        hit = next(h for h in m.recall("ferry", limit=5, min_score=0) if h.id == gone)
+        assert hit.dense_rank >= 1

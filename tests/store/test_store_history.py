@@ -363,6 +363,46 @@ def test_reembed_drops_the_archives_vectors(store: Store) -> None:
     assert next(iter(back.added)).vector is None
 
 
+def _trashed_after_reembed(store: Store, content: str) -> str:
+    """A memory with a vector, trashed, then its bank re-encoded into ``SPACE`` again."""
+    memory = item(content, vector=vec(1, 2, 3, 4))
+    store.write("b", [memory], space=SPACE)
+    store.forget(memory.id, "b", trash=True)
+    head = store.head("b")
+    assert head is not None
+    store.start_reembed("b", SPACE)
+    assert store.finish_reembed(head.bank_id, SPACE) is not None
+    return memory.id
+
+
+def test_restore_fills_a_dropped_vector_in_the_banks_space(store: Store) -> None:
+    memory_id = _trashed_after_reembed(store, "v1")
+    back = store.restore(memory_id, "b", vector=vec(4, 3, 2, 1), space=SPACE)
+    assert next(iter(back.added)).vector == vec(4, 3, 2, 1)
+    head = store.head("b")
+    assert head is not None
+    changes = store.changes_since(head.bank_id, 0)  # what a fresh index loads
+    assert changes is not None and [a.vector for a in changes.added] == [vec(4, 3, 2, 1)]
+
+
+def test_restore_ignores_a_vector_of_another_space(store: Store) -> None:
+    memory_id = _trashed_after_reembed(store, "v1")
+    back = store.restore(memory_id, "b", vector=vec(4, 3, 2, 1), space=Space("other", 4))
+    assert next(iter(back.added)).vector is None
+    head = store.head("b")
+    assert head is not None and head.space == SPACE
+    changes = store.changes_since(head.bank_id, 0)
+    assert changes is not None and [a.vector for a in changes.added] == [None]
+
+
+def test_restore_keeps_the_archived_vector(store: Store) -> None:
+    v1 = item("v1", vector=vec(1, 2, 3, 4))
+    store.write("b", [v1], space=SPACE)
+    store.forget(v1.id, "b", trash=True)
+    back = store.restore(v1.id, "b", vector=vec(4, 3, 2, 1), space=SPACE)
+    assert next(iter(back.added)).vector == vec(1, 2, 3, 4)
+
+
 def test_the_archive_is_durable(durable_factory: StoreFactory, tmp_path: Path) -> None:
     assert durable_factory.reopen is not None
     store = durable_factory.make(tmp_path)

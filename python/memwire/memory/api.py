@@ -70,6 +70,7 @@ from memwire.memory.snapshot_check import checked_payload, seal
 from memwire.records import Hit, Record
 from memwire.store import (
     LIVE,
+    TRASHED,
     Additions,
     ArchivedMemory,
     BankHead,
@@ -754,9 +755,32 @@ class Memory:
         self._check_open()
         memory_id = check_id(id)
         name = None if bank is None else clean_bank(bank)
-        result = self._store.restore(memory_id, name)
+        vector, space = self._restored_vector(memory_id, name)
+        result = self._store.restore(memory_id, name, vector=vector, space=space)
         self._apply(result)
         return memory_id
+
+    def _restored_vector(
+        self, memory_id: str, name: str | None
+    ) -> tuple[bytes | None, Space | None]:
+        """The vector a trashed memory comes back with if a reembed dropped its own: its
+        content encoded in the bank's recorded space (the store keeps it only if that is
+        still the bank's space at the restore). None when the bank has no vectors or this
+        Memory cannot load its embedder (the memory is then restored without one, as
+        before: found by its words only)."""
+        row = self._store.get(memory_id)
+        if row is None or row.status != TRASHED or (name is not None and row.bank != name):
+            return None, None  # the store's restore says why
+        head = self._store.head(row.bank)
+        if head is None or head.space is None:
+            return None, None
+        try:
+            found = self._bank_embedder(row.bank, head)
+        except InvalidInputError:
+            return None, None
+        if found is None:
+            return None, None
+        return encode(found[0], found[1], [embed_text(row.content)])[0], found[1]
 
     def empty_trash(self, *, bank: str = "default", older_than_days: float | None = None) -> int:
         """Delete the bank's trashed memories for good (only those trashed more than

@@ -13,7 +13,15 @@ from typing import Any, Protocol
 
 from memwire.errors import StorageError
 from memwire.store.history import walk_chain
-from memwire.store.protocol import EXHAUSTED, LIVE, MAX_ORDINAL, TRASHED, ArchivedMemory, Row
+from memwire.store.protocol import (
+    EXHAUSTED,
+    LIVE,
+    MAX_ORDINAL,
+    TRASHED,
+    ArchivedMemory,
+    Row,
+    Space,
+)
 
 __all__ = [
     "ARCHIVE_TABLE",
@@ -248,6 +256,26 @@ def restore_row(
     ).fetchone()
     conn.execute(f"DELETE FROM archive WHERE id = {mark}", (memory_id,))
     return found[0], found[1], found[2], found[3]
+
+
+def fill_vector(
+    conn: _Connection,
+    mark: str,
+    memory_id: str,
+    bank_id: int,
+    vector: bytes | None,
+    space: Space | None,
+) -> bytes | None:
+    """A restored memory without a vector takes ``vector`` when ``space`` is the bank's
+    recorded space (Store.restore); the vector it now has, if any."""
+    if vector is None or space is None:
+        return None
+    recorded = conn.execute(f"SELECT embedder, dim FROM banks WHERE id = {mark}", (bank_id,))
+    found = recorded.fetchone()
+    if found is None or (found[0], found[1]) != (space.embedder, space.dim):
+        return None
+    conn.execute(f"UPDATE memories SET vector = {mark} WHERE id = {mark}", (vector, memory_id))
+    return vector
 
 
 def restore_clash(conn: _Connection, mark: str, memory_id: str) -> str | None:

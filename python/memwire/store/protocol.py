@@ -460,10 +460,21 @@ class Store(Protocol):
         ...
 
     # -- history and trash (the module's "History") ----------------------------------------
-    def restore(self, memory_id: str, bank: str | None) -> WriteResult:
+    def restore(
+        self,
+        memory_id: str,
+        bank: str | None,
+        *,
+        vector: bytes | None = None,
+        space: Space | None = None,
+    ) -> WriteResult:
         """Make a trashed memory live again (same id, the next seq as its new ordinal);
         NotFoundError when it is not in the trash (of ``bank``), ConflictError when a live
-        memory of the bank has its document id or its content."""
+        memory of the bank has its document id or its content.
+
+        ``vector`` (of ``space``) is the memory's vector for when its archived copy has none
+        (a reembed dropped the archive's vectors): it is kept only if ``space`` is the bank's
+        recorded space at the restore, and never replaces an archived vector."""
         ...
 
     def empty_trash(self, bank: str, before: str | None) -> list[str]:

@@ -430,7 +430,14 @@ class ReferenceStore:
                 return found if bank is None or found.name == bank else None
         return None
 
-    def restore(self, memory_id: str, bank: str | None) -> WriteResult:
+    def restore(
+        self,
+        memory_id: str,
+        bank: str | None,
+        *,
+        vector: bytes | None = None,
+        space: Space | None = None,
+    ) -> WriteResult:
         with self._lock:
             self._open()
             found = self._archived(memory_id, bank)
@@ -440,6 +447,8 @@ class ReferenceStore:
             clash = found.live_clash(memory)
             if clash is not None:
                 raise ConflictError(restore_conflict(memory_id, clash))
+            if memory.vector is None and vector is not None and space == found.space:
+                memory = dataclasses.replace(memory, vector=vector)
             first_seq = found.last_seq
             found.insert(memory)
             del found.archive[memory_id]

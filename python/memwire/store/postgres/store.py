@@ -561,7 +561,14 @@ class PostgresStore(PostgresBase):
         locked = self._lock_bank_id(conn, owner[0])
         return None if locked is None else (owner[0], locked[0], locked[1])
 
-    def restore(self, memory_id: str, bank: str | None) -> WriteResult:
+    def restore(
+        self,
+        memory_id: str,
+        bank: str | None,
+        *,
+        vector: bytes | None = None,
+        space: Space | None = None,
+    ) -> WriteResult:
         def tx(conn: Conn) -> WriteResult:
             owner = self._locked_owner(conn, memory_id)
             found = (
@@ -581,9 +588,11 @@ class PostgresStore(PostgresBase):
             seq = first_seq + 1
             if seq > MAX_ORDINAL:
                 raise StorageError(EXHAUSTED)
-            content, context, vector, tags = archive_sql.restore_row(
+            content, context, kept, tags = archive_sql.restore_row(
                 conn, "%s", memory_id, bank_id, seq
             )
+            if kept is None:
+                kept = archive_sql.fill_vector(conn, "%s", memory_id, bank_id, vector, space)
             with conn.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO memory_tags (bank_id, tag, ordinal) VALUES (%s, %s, %s)",
@@ -591,7 +600,7 @@ class PostgresStore(PostgresBase):
                 )
             conn.execute("UPDATE banks SET last_seq = %s WHERE id = %s", (seq, bank_id))
             self._notify(conn, bank_id, seq)
-            added = _additions([(seq, content, context, vector)])
+            added = _additions([(seq, content, context, kept)])
             return WriteResult(name, bank_id, [memory_id], added, [], first_seq, seq)
 
         return self._write(tx, "restore")
@@ -1121,7 +1130,7 @@ class PostgresStore(PostgresBase):
             )
             for table in ("staged_vectors", "reembeds", "snapshots", "snapshot_parts", "removals"):
                 conn.execute(f"DELETE FROM {table} WHERE bank_id = %s", (bank_id,))
-            # The archive's vectors are of the old space: restored memories come back without.
+            # The archive's vectors are of the old space: a restore takes one encoded anew.
             conn.execute("UPDATE archive SET vector = NULL WHERE bank_id = %s", (bank_id,))
             self._notify(conn, bank_id, seq)
             return seq

@@ -20,6 +20,7 @@ from memwire.store.protocol import (
     TRASHED,
     Additions,
     Row,
+    Space,
     Version,
     WriteResult,
 )
@@ -77,7 +78,14 @@ def delete_row(
 class ArchiveTables(SQLiteBase):
     """The ``archive`` table: superseded and trashed memories."""
 
-    def restore(self, memory_id: str, bank: str | None) -> WriteResult:
+    def restore(
+        self,
+        memory_id: str,
+        bank: str | None,
+        *,
+        vector: bytes | None = None,
+        space: Space | None = None,
+    ) -> WriteResult:
         def tx(conn: sqlite3.Connection) -> WriteResult:
             found = conn.execute(
                 "SELECT a.bank_id, b.name, b.last_seq FROM archive a JOIN banks b "
@@ -93,15 +101,17 @@ class ArchiveTables(SQLiteBase):
             seq = first_seq + 1
             if seq > MAX_ORDINAL:
                 raise StorageError(EXHAUSTED)
-            content, context, vector, tags = archive_sql.restore_row(
+            content, context, kept, tags = archive_sql.restore_row(
                 conn, "?", memory_id, bank_id, seq
             )
+            if kept is None:
+                kept = archive_sql.fill_vector(conn, "?", memory_id, bank_id, vector, space)
             conn.executemany(
                 "INSERT INTO memory_tags (bank_id, tag, ordinal) VALUES (?, ?, ?)",
                 [(bank_id, tag, seq) for tag in json.loads(tags)],
             )
             conn.execute("UPDATE banks SET last_seq = ? WHERE id = ?", (seq, bank_id))
-            added = Additions.from_rows([(seq, content, context, vector)])
+            added = Additions.from_rows([(seq, content, context, kept)])
             return WriteResult(name, bank_id, [memory_id], added, [], first_seq, seq)
 
         return self._write(tx, "restore")

@@ -150,7 +150,7 @@ class ReembedTables(SQLiteBase):
             )
             for table in ("staged_vectors", "reembeds", "snapshots", "removals"):
                 conn.execute(f"DELETE FROM {table} WHERE bank_id = ?", (bank_id,))
-            # The archive's vectors are of the old space: restored memories come back without.
+            # The archive's vectors are of the old space: a restore takes one encoded anew.
             conn.execute("UPDATE archive SET vector = NULL WHERE bank_id = ?", (bank_id,))
             return int(seq)
 
