@@ -351,18 +351,6 @@ def test_delete_bank_takes_the_archive_along(store: Store) -> None:
     assert store.trash_rows("b", 10, 0) == []
 
 
-def test_reembed_drops_the_archives_vectors(store: Store) -> None:
-    v1 = item("v1", vector=vec(1, 2, 3, 4))
-    store.write("b", [v1], space=SPACE)
-    store.forget(v1.id, "b", trash=True)
-    head = store.head("b")
-    assert head is not None
-    store.start_reembed("b", SPACE)
-    assert store.finish_reembed(head.bank_id, SPACE) is not None
-    back = store.restore(v1.id, "b")
-    assert next(iter(back.added)).vector is None
-
-
 def _trashed_after_reembed(store: Store, content: str) -> str:
     """A memory with a vector, trashed, then its bank re-encoded into ``SPACE`` again."""
     memory = item(content, vector=vec(1, 2, 3, 4))
@@ -373,6 +361,11 @@ def _trashed_after_reembed(store: Store, content: str) -> str:
     store.start_reembed("b", SPACE)
     assert store.finish_reembed(head.bank_id, SPACE) is not None
     return memory.id
+
+
+def test_reembed_drops_the_archives_vectors(store: Store) -> None:
+    back = store.restore(_trashed_after_reembed(store, "v1"), "b")
+    assert next(iter(back.added)).vector is None
 
 
 def test_restore_fills_a_dropped_vector_in_the_banks_space(store: Store) -> None:
