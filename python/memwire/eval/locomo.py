@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from memwire.embed import Embedder
-from memwire.errors import InvalidInputError
-from memwire.eval._common import bank_config, new_report, progress, recall_config, timed_recall
+from memwire.eval._common import bank_config, check_windows, new_report, progress, recall_config, timed_recall
 from memwire.eval.metrics import QueryResult, summarize
 from memwire.eval.report import Latency, Report
 from memwire.memory import Memory
@@ -109,9 +108,7 @@ def evaluate_locomo(
     each turn it is stored with as its context (0 and 0 store turns alone). ``min_score``: the
     banks' relevance floor (default: the bank default).
     """
-    for name, value in (("context_turns", context_turns), ("context_after", context_after)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise InvalidInputError(f"{name} must be a non-negative integer, got {value!r}")
+    check_windows(context_turns, context_after)
     path = Path(data)
     conversations = json.loads(path.read_text(encoding="utf-8"))
     latency = Latency()
