@@ -5,8 +5,9 @@ caption when the turn has one), dated with its session's date. A turn is stored 
 capturing a conversation after the exchange would store it, through
 ``Memory.retain_conversation``: with the conversation around it as its context
 (``context_turns`` before it, default 2, and ``context_after`` after it, default 1; same
-session, without their speaker labels), which recall matches at half the weight of the
-turn itself (docs/storage.md). Each question of categories 1-4 is a query whose
+session, without their speaker labels; none after a turn that asks; the session's date as
+the first line), which recall matches at half the weight of the turn itself
+(docs/storage.md). Each question of categories 1-4 is a query whose
 gold is its evidence turns. Two hit rules are reported side by side:
 
 - **strict**: the evidence turn's own memory is among the hits;
