@@ -208,6 +208,23 @@ def test_beam(tmp_path: Path) -> None:
         evaluate_beam(tmp_path / "beam" / "1" / "probing_questions", show_progress=False)
 
 
+def test_beam_window_stores_each_message_with_its_neighbours(tmp_path: Path) -> None:
+    data = beam_fixture(tmp_path)
+    report = evaluate_beam(data, context_turns=0, context_after=1, show_progress=False)
+    summary = next(iter(report.rules.values()))
+    assert summary.counts["all"] == 2  # still one memory per message, the same questions
+    assert summary.metrics["information_extraction"]["recall_any@1"] == 1.0
+    assert report.config["memory"] == "one per message (role: content) (Memory.retain_conversation)"
+    assert (report.config["context_turns"], report.config["context_after"]) == (0, 1)
+    assert evaluate_beam(data, show_progress=False).config["context_after"] == 0
+    for key in ("context_turns", "context_after"):
+        for bad in (-1, 1.5, True):
+            with pytest.raises(InvalidInputError, match=key):
+                evaluate_beam(data, show_progress=False, **{key: bad})
+    with pytest.raises(InvalidInputError, match="after must be"):
+        evaluate_beam(data, context_after=21, show_progress=False)
+
+
 def test_beam_dates_follow_the_chat() -> None:
     messages = [
         {"id": 0},

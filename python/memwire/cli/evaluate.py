@@ -81,6 +81,27 @@ def _add_run_options(p: argparse.ArgumentParser, *, weights: bool = True) -> Non
     add_common(p)
 
 
+def _add_window(p: argparse.ArgumentParser, unit: str, before: int, after: int) -> None:
+    """``--context-turns`` / ``--context-after``: the window ``Memory.retain_conversation``
+    stores each {unit} with."""
+    p.add_argument(
+        "--context-turns",
+        type=int,
+        default=before,
+        metavar="N",
+        help=f"store each {unit} with the N {unit}s before it (same session) as context, "
+        f"through Memory.retain_conversation (default: {before})",
+    )
+    p.add_argument(
+        "--context-after",
+        type=int,
+        default=after,
+        metavar="N",
+        help=f"and with the N {unit}s after it (default: {after}); --context-turns 0 "
+        f"--context-after 0 stores {unit}s alone",
+    )
+
+
 def register(commands: Any) -> None:
     p = commands.add_parser(
         "eval",
@@ -97,21 +118,7 @@ def register(commands: Any) -> None:
     )
     s.add_argument("--data", type=Path, required=True, help="LoCoMo JSON (locomo10.json format)")
     s.add_argument("--limit", type=int, default=20, help="hits recalled per question (max 100)")
-    s.add_argument(
-        "--context-turns",
-        type=int,
-        default=2,
-        metavar="N",
-        help="store each turn with the N turns before it (same session) as context (default: 2)",
-    )
-    s.add_argument(
-        "--context-after",
-        type=int,
-        default=1,
-        metavar="N",
-        help="and with the N turns after it (default: 1); --context-turns 0 --context-after 0 "
-        "stores turns alone",
-    )
+    _add_window(s, "turn", 2, 1)
     _add_run_options(s)
     s.set_defaults(run=run_locomo)
 
@@ -143,6 +150,7 @@ def register(commands: Any) -> None:
     )
     s.add_argument("--data", type=Path, required=True, help="the BEAM folder (e.g. beam_100k)")
     s.add_argument("--limit", type=int, default=20, help="hits recalled per question (max 100)")
+    _add_window(s, "message", 0, 0)
     _add_run_options(s)
     s.set_defaults(run=run_beam)
 
@@ -267,6 +275,8 @@ def run_beam(args: argparse.Namespace) -> int:
         min_score=args.min_score,
         near_duplicate=args.near_duplicate,
         prefer_newest=_on(args.prefer_newest),
+        context_turns=args.context_turns,
+        context_after=args.context_after,
         show_progress=_show(args),
     )
     return _finish(args, report)

@@ -9,12 +9,13 @@ from typing import Any
 
 import memwire
 from memwire._progress import track as progress
+from memwire.errors import InvalidInputError
 from memwire.eval.metrics import Summary
 from memwire.eval.report import Latency, Report, file_sha256
 from memwire.memory import Memory
 from memwire.records import Hit
 
-__all__ = ["bank_config", "progress", "timed_recall", "timed_retain", "version"]
+__all__ = ["bank_config", "check_windows", "progress", "timed_recall", "timed_retain", "version"]
 
 
 def timed_recall(memory: Memory, latency: Latency, query: str, **kwargs: Any) -> list[Hit]:
@@ -30,6 +31,14 @@ def timed_retain(memory: Memory, latency: Latency, items: list[Any], bank: str) 
     latency.retain_seconds += time.perf_counter() - start
     latency.retained += len(items)
     return ids
+
+
+def check_windows(context_turns: object, context_after: object) -> None:
+    """The conversation window of a runner: two integers >= 0 (retain_conversation bounds
+    them further)."""
+    for name, value in (("context_turns", context_turns), ("context_after", context_after)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InvalidInputError(f"{name} must be a non-negative integer, got {value!r}")
 
 
 def version() -> str:

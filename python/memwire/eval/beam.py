@@ -4,7 +4,9 @@ A BEAM folder holds one directory per conversation, each with ``chat.json`` (bat
 every message ``{role, id, content, time_anchor?}``) and
 ``probing_questions/probing_questions.json`` (category -> questions whose ``source_chat_ids``,
 a list or a dict of lists, are the gold message ids). One bank per conversation, one memory per
-message (``role: content``). Every question with gold ids is a query (abstention questions
+message (``role: content``), stored alone by default or, with ``context_turns`` /
+``context_after``, through ``Memory.retain_conversation`` with the messages around it as its
+context (still one memory per message). Every question with gold ids is a query (abstention questions
 have none); a hit is gold when it is one of the ids.
 
 Dates: few messages carry a time anchor, so each message is dated by the last anchor at or
@@ -29,7 +31,7 @@ from typing import Any
 from memwire._text import MAX_CONTENT_CHARS
 from memwire.embed import Embedder
 from memwire.errors import InvalidInputError
-from memwire.eval._common import bank_config, new_report, progress, recall_config, timed_recall
+from memwire.eval._common import bank_config, check_windows, new_report, progress, recall_config, timed_recall
 from memwire.eval.metrics import QueryResult, summarize
 from memwire.eval.report import Latency, Report
 from memwire.memory import Memory
@@ -100,6 +102,19 @@ def _gold(ids: object) -> list[int]:
     return []
 
 
+def _turn(message: dict[str, Any], when: datetime | None) -> dict[str, Any]:
+    """A message as ``Memory.retain_conversation`` takes it (its text cut so that
+    ``role: text`` fits a memory, as the messages stored alone are)."""
+    role = str(message.get("role") or "message")
+    turn: dict[str, Any] = {
+        "speaker": role,
+        "text": str(message["content"])[: MAX_CONTENT_CHARS - len(role) - 2],
+    }
+    if when is not None:
+        turn["created_at"] = when
+    return turn
+
+
 def _conversations(root: Path) -> list[Path]:
     found = sorted(
         (p for p in root.iterdir() if (p / "chat.json").is_file()),
@@ -120,9 +135,17 @@ def evaluate_beam(
     min_score: float | None = None,
     near_duplicate: float | None = None,
     prefer_newest: bool | None = None,
+    context_turns: int = 0,
+    context_after: int = 0,
     show_progress: bool | None = None,
 ) -> Report:
-    """Run the BEAM retrieval evaluation on a folder of conversations (e.g. ``beam_100k``)."""
+    """Run the BEAM retrieval evaluation on a folder of conversations (e.g. ``beam_100k``).
+
+    ``context_turns`` / ``context_after``: how many messages before / after each message it is
+    stored with as its context, through ``Memory.retain_conversation`` (0 and 0, the default,
+    store messages alone with ``retain_many``)."""
+    check_windows(context_turns, context_after)
+    windowed = bool(context_turns or context_after)
     root = Path(data)
     convs = _conversations(root)
     latency = Latency()
@@ -139,7 +162,8 @@ def evaluate_beam(
             chat = json.loads((conv / "chat.json").read_text(encoding="utf-8"))
             messages = [m for m in _messages(chat) if str(m.get("content") or "").strip()]
             items: list[dict[str, Any]] = []
-            for m, when in zip(messages, message_dates(messages), strict=True):
+            dates = message_dates(messages)
+            for m, when in zip(messages, dates, strict=True):
                 text = f"{m.get('role', 'message')}: {m['content']}"
                 # A few messages (pasted logs) exceed a memory's size: keep their beginning.
                 item: dict[str, Any] = {"content": text[:MAX_CONTENT_CHARS]}
@@ -147,7 +171,15 @@ def evaluate_beam(
                     item["created_at"] = when
                 items.append(item)
             start = time.perf_counter()
-            ids = memory.retain_many(items, bank=bank)
+            if windowed:
+                ids = memory.retain_conversation(
+                    [_turn(m, when) for m, when in zip(messages, dates, strict=True)],
+                    bank=bank,
+                    before=context_turns,
+                    after=context_after,
+                )
+            else:
+                ids = memory.retain_many(items, bank=bank)
             latency.retain_seconds += time.perf_counter() - start
             latency.retained += len(items)
             key_of = {memory_id: str(m["id"]) for memory_id, m in zip(ids, messages, strict=True)}
@@ -180,7 +212,10 @@ def evaluate_beam(
             near_duplicate=near_duplicate,
             prefer_newest=prefer_newest,
             limit=limit,
-            memory="one per message (role: content)",
+            memory="one per message (role: content)"
+            + (" (Memory.retain_conversation)" if windowed else ""),
+            context_turns=context_turns,
+            context_after=context_after,
         ),
         {
             "message ids": summarize(results, KS),

@@ -5,8 +5,9 @@ caption when the turn has one), dated with its session's date. A turn is stored 
 capturing a conversation after the exchange would store it, through
 ``Memory.retain_conversation``: with the conversation around it as its context
 (``context_turns`` before it, default 2, and ``context_after`` after it, default 1; same
-session, without their speaker labels), which recall matches at half the weight of the
-turn itself (docs/storage.md). Each question of categories 1-4 is a query whose
+session, without their speaker labels; none after a turn that asks; the session's date as
+the first line), which recall matches at half the weight of the turn itself
+(docs/storage.md). Each question of categories 1-4 is a query whose
 gold is its evidence turns. Two hit rules are reported side by side:
 
 - **strict**: the evidence turn's own memory is among the hits;
@@ -26,8 +27,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from memwire.embed import Embedder
-from memwire.errors import InvalidInputError
-from memwire.eval._common import bank_config, new_report, progress, recall_config, timed_recall
+from memwire.eval._common import bank_config, check_windows, new_report, progress, recall_config, timed_recall
 from memwire.eval.metrics import QueryResult, summarize
 from memwire.eval.report import Latency, Report
 from memwire.memory import Memory
@@ -109,9 +109,7 @@ def evaluate_locomo(
     each turn it is stored with as its context (0 and 0 store turns alone). ``min_score``: the
     banks' relevance floor (default: the bank default).
     """
-    for name, value in (("context_turns", context_turns), ("context_after", context_after)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise InvalidInputError(f"{name} must be a non-negative integer, got {value!r}")
+    check_windows(context_turns, context_after)
     path = Path(data)
     conversations = json.loads(path.read_text(encoding="utf-8"))
     latency = Latency()

@@ -646,8 +646,10 @@ class Memory:
         ``turns``: dicts with ``speaker`` and ``text`` (non-empty strings) and optionally
         ``created_at``, ``session`` (a string or integer; a context window never crosses a
         session) and ``tags``. Each memory's content is ``"speaker: text"`` and its context
-        the texts of the ``before`` turns before it and the ``after`` turns after it (0 to 20;
-        default 2 and 1, the design chosen on LoCoMo dev, docs/BENCHMARKS.md). ``tags`` are
+        its date (``8 May 2023``, when the turn has ``created_at``), then the texts of the
+        ``before`` turns before it and the ``after`` turns after it (0 to 20; default 2 and 1,
+        the design chosen on LoCoMo dev, docs/BENCHMARKS.md; no turn after a turn that asks,
+        one whose text ends with ``?``). ``tags`` are
         added to every turn. Validated whole before anything is written, as
         :meth:`retain_many`."""
         self._check_open()

@@ -3,7 +3,13 @@
 A turn alone ("sure, Thursday works") rarely says what it is about; the turns around it do.
 Storing each turn with its neighbours as context (matched at half weight, docs/storage.md) is
 the memory design the LoCoMo harness measures (docs/BENCHMARKS.md): 2 turns before and 1 after,
-within the same session, chosen on the LoCoMo dev split.
+within the same session, chosen on the LoCoMo dev split, with two refinements chosen there too:
+
+- a turn that asks (its text ends with ``?``) is stored without the turns after it: with its
+  answer in its context it matched a question about that answer as well as the answer did and,
+  carrying the question's words as content, came first;
+- a turn with ``created_at`` carries its date (``8 May 2023``) as the first line of its
+  context, so "what did we decide in May" finds it.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from memwire import _dates
 from memwire._text import MAX_CONTEXT_CHARS
 from memwire.errors import InvalidInputError
 
@@ -21,6 +28,8 @@ __all__ = [
     "MAX_WINDOW",
     "TURN_KEYS",
     "conversation_items",
+    "date_line",
+    "is_question",
 ]
 
 DEFAULT_BEFORE = 2
@@ -30,6 +39,38 @@ MAX_TURNS = 100_000
 """The most turns one call stores (a long conversation is sent in parts: a window never needs
 more than its neighbours, and ``session`` keeps parts apart)."""
 TURN_KEYS = frozenset(("speaker", "text", "created_at", "session", "tags"))
+_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+
+
+def is_question(text: str) -> bool:
+    """Whether a turn asks: its text ends with a question mark (trailing space ignored)."""
+    return text.rstrip().endswith("?")
+
+
+def date_line(created_at: object) -> str | None:
+    """A turn's UTC date as its context's first line (``8 May 2023``, English month names
+    whatever the locale), or None without a date or with one that does not parse
+    (``retain_many`` reports that)."""
+    if created_at is None:
+        return None
+    try:
+        moment = _dates.parse_created_at(created_at)
+    except InvalidInputError:
+        return None
+    return f"{moment.day} {_MONTHS[moment.month - 1]} {moment.year}"
 
 
 def _window(value: object, name: str) -> int:
@@ -75,8 +116,9 @@ def conversation_items(
     tags: Iterable[str] | None = None,
 ) -> list[dict[str, Any]]:
     """The ``retain_many`` items of a conversation: per turn, content ``"speaker: text"`` and
-    context the texts of up to ``before`` turns before it and ``after`` after it in the same
-    ``session`` (one line each, without speaker labels; cut to the context limit)."""
+    context its date (when it has ``created_at``), then the texts of up to ``before`` turns
+    before it and ``after`` after it in the same ``session`` (none after a turn that asks, see
+    :func:`is_question`; one line each, without speaker labels; cut to the context limit)."""
     if isinstance(turns, (str, bytes, Mapping)):
         raise InvalidInputError("turns must be a list of dicts with speaker and text")
     before = _window(before, "before")
@@ -99,8 +141,11 @@ def conversation_items(
     for i, turn in enumerate(checked):
         members = sessions[turn.get("session")]
         k = at[i]
-        near = members[max(0, k - before) : k] + members[k + 1 : k + 1 + after]
-        around = [checked[j]["text"] for j in near]
+        # A question is not stored with its answer: that context made it outrank the answer.
+        ahead = 0 if is_question(turn["text"]) else after
+        near = members[max(0, k - before) : k] + members[k + 1 : k + 1 + ahead]
+        dated = date_line(turn.get("created_at"))
+        around = ([dated] if dated else []) + [checked[j]["text"] for j in near]
         item: dict[str, Any] = {"content": f"{turn['speaker']}: {turn['text']}"}
         if around:
             item["context"] = "\n".join(around)[:MAX_CONTEXT_CHARS]

@@ -287,8 +287,9 @@ FIELDS: tuple[Field, ...] = (
         "turns",
         "turns",
         "turns",
-        "the conversation in order: one memory per turn, stored as 'speaker: text' with the "
-        "texts of the turns around it (same session) as its context; secrets are redacted",
+        "the conversation in order: one memory per turn, stored as 'speaker: text' with its "
+        "date and the texts of the turns around it (same session) as its context; secrets are "
+        "redacted",
         CONVERSATION,
         required=True,
         max_items=lambda: _memory_limits().turns,
@@ -309,7 +310,7 @@ FIELDS: tuple[Field, ...] = (
         "after",
         "after",
         "integer",
-        "how many turns after each turn go into its context",
+        "how many turns after each turn go into its context (none after a turn that asks)",
         CONVERSATION,
         default=1,
         flags=("--after",),
