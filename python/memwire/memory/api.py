@@ -982,7 +982,7 @@ class Memory:
         self,
         rows: list[tuple[int, float, int, int, int]],
         asked: int,
-        dense: tuple[float, str | None],
+        space: tuple[float, str | None],
         count: int,
         floor: float | None,
         cfg: Mapping[str, Any],
@@ -992,7 +992,7 @@ class Memory:
         cache: TermCache | None,
     ) -> list[Hit]:
         """The ranked ``rows`` past the relevance floor, one per family of near-duplicates
-        (memory/pack.py), as hits within the token budget (``dense``: the dense stream's share
+        (memory/pack.py), as hits within the token budget (``space``: the dense stream's share
         of the weights and the vectors' embedder id, as :meth:`_rank` gives them; ``lookup``:
         the stored rows of ordinals; ``cache``: the live bank's terms, None for an as_of
         index)."""
@@ -1000,7 +1000,7 @@ class Memory:
             floor = config.min_score(cfg)  # the bank's relevance floor
         near = _near(packing, cfg)
         depth = count * PACK_DEPTH if near > 0 else count
-        rows = judge(rows, floor, dense[0], len(rows) < asked, dense[1])[:depth]
+        rows = judge(rows, floor, space[0], len(rows) < asked, space[1])[:depth]
         if not rows:
             return []
         if near > 0:

@@ -23,7 +23,7 @@ subtraction), so both kernels give the same hits.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from operator import itemgetter
 from typing import NamedTuple
 
@@ -60,7 +60,7 @@ RESCUE_REFERENCE = 10  # the dense-only hit (in dense order) whose cosine is the
 RESCUE_CROWD = 30  # fewer dense-only neighbours than this: no crowd to stand out from
 # By the id of the embedder that made a bank's vectors (its recorded space): each embedder puts
 # unrelated text at its own cosines (docs/dense.md, "The relevance floor", has the table).
-CALIBRATION: Mapping[str, Calibration] = {
+CALIBRATION: dict[str, Calibration] = {
     static.MODEL_ID: Calibration(cosine=0.30, margin=0.0, crowd=0.35),
     minilm.MODEL_ID: Calibration(cosine=0.30, margin=0.0, crowd=0.40),
 }
