@@ -1,7 +1,8 @@
 """Record recall's kernel rows once, then replay relevance rules over them in seconds.
 
     python benchmarks/relevance_replay.py record [--embedder minilm] [--out FILE]
-    python benchmarks/relevance_replay.py replay FILE [FILE ...]
+    python benchmarks/relevance_replay.py replay FILE [FILE ...] [--floor X]
+        [--calibration COSINE,MARGIN,CROWD ...]
 
 ``record`` builds the banks of ``benchmarks/recall_quality.py`` and ``memwire eval locomo``
 (development data only, issue 12) and asks every query of:
@@ -19,10 +20,11 @@ For each recall it keeps what ``Memory._hits`` received (the kernel's rows, best
 many were asked for, the dense stream's share, the bank's floor and pack settings, the bank's
 embedder id), the terms of every memory those rows name (what the pack compares) and what the
 shipped rule served, into one pickle per embedder. ``replay`` re-runs the relevance rule of
-``memwire.memory.relevance`` (the shipped one, or any candidate given to :func:`evaluate`)
-then the pack over the recorded rows, and prints hit@5, the share of silent queries, LoCoMo
-strict R@1 / R@10 and needles hit@1; it first checks that the shipped rule replays to what
-recall served when the rows were recorded.
+``memwire.memory.relevance`` (the shipped one; ``--floor`` and ``--calibration`` replace its
+numbers; any candidate function can be given to :func:`evaluate`) then the pack over the
+recorded rows, and prints hit@5, the share of silent queries, LoCoMo strict R@1 / R@10 and
+needles hit@1; without overrides it also counts the recalls where the shipped rule does not
+replay to what recall served when the rows were recorded (0 unless the rule changed since).
 
 Shared data is read from ``$MEMWIRE_SHARED/bench/data`` (default ``../shared/bench/data``);
 the distractor corpus is generated (and cached) by ``benchmarks/corpus_cache.py``.
@@ -46,7 +48,8 @@ from memwire.embed import static
 from memwire.eval.locomo import CATEGORIES, _evidence, _turns, evaluate_locomo
 from memwire.eval.metrics import QueryResult, summarize
 from memwire.memory import Memory, api, relevance
-from memwire.memory.pack import Member, pack, terms_of
+from memwire.memory.pack import PACK_DEPTH, Member, pack, terms_of
+from memwire.memory.relevance import Calibration
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -234,7 +237,7 @@ def serve(call: Call, rec: Recording, rule: Judge) -> list[int]:
     replayed: the recorded banks never reach it)."""
     complete = len(call.rows) < call.asked
     rows = rule(call.rows, call.floor, call.share, complete, call.embedder or None)
-    depth = call.count * 3 if call.near > 0 else call.count
+    depth = call.count * PACK_DEPTH if call.near > 0 else call.count
     rows = rows[:depth]
     if call.near > 0:
         rows = pack(rows, call.count, rec.members[call.bank], call.near, call.newest)
@@ -283,6 +286,34 @@ def evaluate(rec: Recording, rule: Judge = shipped) -> dict[str, float]:
     }
 
 
+def variant(floor: float | None, cal: Calibration | None, embedder: str) -> Judge:
+    """The shipped rule with the floor and/or ``embedder``'s calibration replaced."""
+
+    def rule(rows: Sequence[Row], given: float, share: float, complete: bool,
+             space: str | None) -> list[Row]:  # fmt: skip
+        saved = relevance.CALIBRATION.get(embedder)
+        if cal is not None:
+            relevance.CALIBRATION[embedder] = cal
+        try:
+            return relevance.judge(rows, given if floor is None else floor, share, complete, space)
+        finally:
+            if saved is None:
+                relevance.CALIBRATION.pop(embedder, None)
+            else:
+                relevance.CALIBRATION[embedder] = saved
+
+    return rule
+
+
+def _calibration(text: str) -> Calibration | None:
+    if text == "shipped":
+        return None
+    if text == "none":
+        return Calibration(cosine=2.0, margin=0.0, crowd=1.0)  # no cosine reaches 2: no rescue
+    cosine, margin, crowd = (float(x) for x in text.split(","))
+    return Calibration(cosine=cosine, margin=margin, crowd=crowd)
+
+
 def check(rec: Recording) -> int:
     """Calls whose replay of the shipped rule differs from what recall served."""
     return sum(serve(c, rec, shipped) != c.served for c in rec.calls)
@@ -301,8 +332,17 @@ def main() -> int:
     r.add_argument("--embedder", choices=("static", "minilm"), default="static")
     r.add_argument("--backend", choices=("rust", "python"), default=None)
     r.add_argument("--out", default=None, help="default: /tmp/relevance_<embedder>.pkl")
-    s = sub.add_parser("replay", help="replay the shipped rule over recordings")
+    s = sub.add_parser("replay", help="replay the shipped rule, or variants, over recordings")
     s.add_argument("files", nargs="+")
+    s.add_argument("--floor", type=float, default=None, help="replace every call's floor")
+    s.add_argument(
+        "--calibration",
+        action="append",
+        default=None,
+        metavar="COSINE,MARGIN,CROWD",
+        help="replace the recording's embedder's calibration (repeatable: one line each; "
+        "'none': no rescue, 'shipped': as shipped)",
+    )
     args = p.parse_args()
     if args.command == "record":
         start = time.perf_counter()
@@ -315,8 +355,14 @@ def main() -> int:
         return 0
     for path in args.files:
         rec = load(path)
-        print(json.dumps({"file": path, "embedder": rec.embedder, "replay_differs": check(rec),
-                          **evaluate(rec)}))  # fmt: skip
+        if args.floor is None and args.calibration is None:
+            print(json.dumps({"file": path, "embedder": rec.embedder,
+                              "replay_differs": check(rec), **evaluate(rec)}))  # fmt: skip
+            continue
+        for text in args.calibration or ["shipped"]:
+            rule = variant(args.floor, _calibration(text), rec.embedder)
+            print(json.dumps({"file": path, "embedder": rec.embedder, "floor": args.floor,
+                              "calibration": text, **evaluate(rec, rule)}))  # fmt: skip
     return 0
 
 
