@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
-import os
 import pickle
 import sys
 import time
@@ -54,7 +53,7 @@ from memwire.memory.relevance import Calibration
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus_cache import ensure_corpus  # noqa: E402
+from recall_quality import dev_sets, embedder_named, scifact_train_claims  # noqa: E402
 
 Row = tuple[int, float, int, int, int]
 Judge = Callable[..., list[Row]]
@@ -85,29 +84,6 @@ class Recording:
     members: dict[str, dict[int, Member]]  # bank -> ordinal -> the pack's view
     ids: dict[str, dict[int, str]]  # bank -> ordinal -> memory id
     dia: dict[str, dict[str, list[str]]]  # locomo bank -> memory id -> dia ids
-
-
-def _data_dir() -> Path:
-    shared = os.environ.get("MEMWIRE_SHARED")
-    return (Path(shared) if shared else ROOT.parent / "shared") / "bench" / "data"
-
-
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    with open(path, encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
-def scifact_train_claims(data: Path, n: int = 200) -> list[str]:
-    """The first ``n`` distinct SciFact train claims, in qrels order (recall_quality.py's)."""
-    claims = {str(q["_id"]): str(q["text"]) for q in _jsonl(data / "scifact/queries.jsonl")}
-    train: list[str] = []
-    with open(data / "scifact/qrels/train.tsv", encoding="utf-8") as fh:
-        next(fh)
-        for line in fh:
-            qid = line.split("\t")[0]
-            if qid in claims and claims[qid] not in train:
-                train.append(claims[qid])
-    return train[:n]
 
 
 class _Recorder:
@@ -170,16 +146,8 @@ class _Recorder:
 
 
 def record(embedder_name: str, backend: str | None) -> Recording:
-    data = _data_dir()
-    pairs = _jsonl(data / "paraphrase_dev.jsonl")
-    corpus = ensure_corpus(2000, 5)
-    distractors = [str(d["text"]) for d in _jsonl(corpus / "docs.jsonl")]
-    needles = [q for q in _jsonl(corpus / "queries.jsonl") if q["kind"] == "needle"]
-    embedder = None
-    if embedder_name == "minilm":
-        from memwire.embed.minilm import minilm_embedder
-
-        embedder = minilm_embedder()
+    data, pairs, distractors, needles = dev_sets()
+    embedder = embedder_named(embedder_name)
     defaults = inspect.signature(evaluate_locomo).parameters
     before = defaults["context_turns"].default
     after = defaults["context_after"].default
