@@ -59,21 +59,46 @@ def _quantiles(values: list[float]) -> str:
     return "min {:.4f} p50 {:.4f} p90 {:.4f} p99 {:.4f} max {:.4f}".format(*pick)
 
 
+def scifact_train_claims(data: Path, n: int = 200) -> list[str]:
+    """The first ``n`` distinct SciFact train claims, in qrels order: the "nothing relevant"
+    queries asked of the LoCoMo dev conversations."""
+    claims = {str(q["_id"]): str(q["text"]) for q in _jsonl(data / "scifact/queries.jsonl")}
+    train: list[str] = []
+    with open(data / "scifact/qrels/train.tsv", encoding="utf-8") as fh:
+        next(fh)
+        for line in fh:
+            qid = line.split("\t")[0]
+            if qid in claims and claims[qid] not in train:
+                train.append(claims[qid])
+    return train[:n]
+
+
 def _recall(memory: Memory, query: str, bank: str, limit: int, floor: float | None) -> list[Any]:
     return memory.recall(query, bank=bank, limit=limit, min_score=floor)
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
+def dev_sets() -> tuple[Path, list[dict[str, Any]], list[str], list[dict[str, Any]]]:
+    """The data folder, the paraphrase pairs, the 2,000 distractors and their needle queries."""
     data = _data_dir()
     pairs = _jsonl(data / "paraphrase_dev.jsonl")
     corpus = ensure_corpus(2000, 5)
     distractors = [str(d["text"]) for d in _jsonl(corpus / "docs.jsonl")]
     needles = [q for q in _jsonl(corpus / "queries.jsonl") if q["kind"] == "needle"]
-    embedder = None
-    if args.embedder == "minilm":
-        from memwire.embed.minilm import minilm_embedder
+    return data, pairs, distractors, needles
 
-        embedder = minilm_embedder()
+
+def embedder_named(name: str) -> Any:
+    """``--embedder``'s embedder: None for the bundled default, else the [embed] tier's."""
+    if name != "minilm":
+        return None
+    from memwire.embed.minilm import minilm_embedder
+
+    return minilm_embedder()
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    data, pairs, distractors, needles = dev_sets()
+    embedder = embedder_named(args.embedder)
     out: dict[str, Any] = {}
     with Memory(":memory:", backend=args.backend, embedder=embedder) as memory:
         cfg = {"fusion_weights": args.weights} if args.weights else {}
@@ -106,15 +131,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "no_hit": empty / len(pairs),
             "top_score": _quantiles(tops),
         }
-        claims = {str(q["_id"]): str(q["text"]) for q in _jsonl(data / "scifact/queries.jsonl")}
-        train = []
-        with open(data / "scifact/qrels/train.tsv", encoding="utf-8") as fh:
-            next(fh)
-            for line in fh:
-                qid = line.split("\t")[0]
-                if qid in claims and claims[qid] not in train:
-                    train.append(claims[qid])
-        train = train[:200]
+        train = scifact_train_claims(data)
         conversations = json.loads((data / "locomo_dev.json").read_text(encoding="utf-8"))
         empty, tops, total = 0, [], 0
         questions: list[str] = []

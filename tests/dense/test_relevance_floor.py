@@ -1,23 +1,34 @@
 """The relevance floor and the dense rescue (memory/relevance.py): the rule on made-up rows, then
-through Memory on both kernels, which must return the same hits bit for bit."""
+through Memory on both kernels, which must return the same hits bit for bit.
+
+Rows without an embedder id (or with one the rescue has no calibration for) get
+:data:`UNCALIBRATED`, the lead alone; the calibrated rule (a close neighbour, a far crowd) has
+its own tests below."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
 from backends import require
 from dense_support import NOTES
 from memwire import Memory
 from memwire.config import DEFAULT_MIN_SCORE
+from memwire.embed import minilm, static
 from memwire.memory.relevance import (
+    CALIBRATION,
     RESCUE_AT,
     RESCUE_CROWD,
     RESCUE_DEPTH,
-    RESCUE_MARGIN,
     RESCUE_REFERENCE,
+    UNCALIBRATED,
+    Calibration,
+    calibration,
     judge,
 )
+
+RESCUE_MARGIN = UNCALIBRATED.margin
 
 SHARE = 0.5 / 1.7  # the default weights' dense share
 
@@ -79,6 +90,59 @@ def test_no_rescue_without_a_crowd_to_compare_or_every_candidate() -> None:
     assert RESCUE_REFERENCE < RESCUE_CROWD
 
 
+# -- the calibrated rule: a close neighbour and a far crowd ---------------------------------
+
+HALF = 0.5  # a dense share that keeps dyadic cosines exact: fused / HALF is the cosine again
+
+
+def _rows(best: float, level: float, share: float = HALF) -> list[tuple[int, float, int, int, int]]:
+    """A dense-only neighbour of cosine ``best`` at dense rank 1 over a crowd of cosine
+    ``level``, behind one lexical hit that clears the floor."""
+    crowd = [(100 + i, share * level, 0, 0, 2 + i) for i in range(RESCUE_CROWD)]
+    return [(200, 0.75, 1, 1, 0), (7, share * best, 0, 0, 1), *crowd]
+
+
+def test_a_calibrated_neighbour_must_be_close_lead_and_have_a_far_crowd(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(CALIBRATION, "dyadic", Calibration(cosine=0.375, margin=0.25, crowd=0.25))
+    lexical = [(200, 0.75, 1, 1, 0)]
+
+    def kept(best: float, level: float, embedder: str | None = "dyadic") -> list[int]:
+        return _ords(judge(_rows(best, level), 0.5, HALF, True, embedder))
+
+    # Each bound is reached exactly (dyadic values: no rounding anywhere).
+    assert kept(0.5, 0.25) == [200, 7]  # lead 0.25, level 0.25
+    assert kept(0.375, 0.125) == [200, 7]  # cosine 0.375
+    assert kept(0.5 - 2**-20, 0.25) == [200]  # too little lead
+    assert kept(0.375 - 2**-20, 0.0625) == [200]  # not close enough
+    assert kept(0.75, 0.25 + 2**-20) == [200]  # the crowd is close
+    assert judge(_rows(0.75, 0.25 + 2**-20), 0.5, HALF, True, "dyadic") == lexical
+    # Another embedder, or none, reads the same rows with the lead alone.
+    assert calibration("a user's own") == calibration(None) == UNCALIBRATED
+    assert kept(0.375, 0.25, "a user's own") == kept(0.375, 0.25, None) == [200, 7]
+    assert kept(0.375, 0.26, None) == [200]  # lead 0.115 < 0.12
+    assert kept(0.375, 0.25) == [200]  # calibrated: lead 0.125 < 0.25
+
+
+def test_the_shipped_embedders_are_calibrated() -> None:
+    # The bundled table and the [embed] tier, by the ids their banks record.
+    for embedder in (static.MODEL_ID, minilm.MODEL_ID):
+        cal = calibration(embedder)
+        assert cal is CALIBRATION[embedder] and cal != UNCALIBRATED
+        assert 0.0 < cal.cosine < 1.0 and 0.0 <= cal.margin < cal.cosine
+        assert cal.cosine - cal.margin > 0.0 and 0.0 < cal.crowd < 1.0
+        # A paraphrase-like neighbour over a far crowd is kept; the same over a close crowd,
+        # or a neighbour that is not close, is not.
+        best = cal.cosine + 0.1
+        rows = _rows(best, min(cal.crowd, best - cal.margin, cal.cosine) - 0.05, SHARE)
+        assert _ords(judge(rows, 0.5, SHARE, True, embedder)) == [200, 7]
+        rows = _rows(0.95, cal.crowd + 0.05, SHARE)
+        assert _ords(judge(rows, 0.5, SHARE, True, embedder)) == [200]
+        low = cal.cosine - 0.02
+        assert _ords(judge(_rows(low, low - 0.2, SHARE), 0.5, SHARE, True, embedder)) == [200]
+
+
 # -- through Memory, both kernels -----------------------------------------------------------
 
 DIM = 16
@@ -134,6 +198,30 @@ def test_the_rescue_is_the_same_on_both_kernels(tmp_path: Path, backend: str) ->
         for floor in (None, 0.0, 0.2):
             mine = _recall(path, backend, query, min_score=floor, limit=20)
             assert mine == _recall(twin, other, query, min_score=floor, limit=20)
+
+
+def test_recall_reads_the_calibration_of_the_banks_embedder(
+    tmp_path: Path, backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The crowd of CROWD sits at cosine ~0.71 from QUERY (docs in TableEmbedder), TARGET at ~1.
+    path = tmp_path / f"{backend}.db"
+    with Memory(path, backend=backend, embedder=TableEmbedder()) as m:
+        m.retain_many([TARGET, *CROWD])
+        m.set_config("default", {"min_score": 0.3})
+    assert [h[0] for h in _recall(path, backend, QUERY)] == [TARGET]  # uncalibrated: the lead
+    monkeypatch.setitem(CALIBRATION, TableEmbedder.id, Calibration(0.9, 0.0, 0.6))
+    assert _recall(path, backend, QUERY) == []  # the crowd is too close for this embedder
+    monkeypatch.setitem(CALIBRATION, TableEmbedder.id, Calibration(0.9, 0.0, 0.8))
+    [hit] = _recall(path, backend, QUERY)
+    assert hit[0] == TARGET and hit[2:] == (0, 0, 1)
+    other = require("python" if backend == "rust" else "rust")
+    twin = tmp_path / f"{other}.db"
+    with Memory(twin, backend=other, embedder=TableEmbedder()) as m:
+        m.retain_many([TARGET, *CROWD])
+        m.set_config("default", {"min_score": 0.3})
+    for floor in (None, 0.0, 0.2):
+        mine = _recall(path, backend, QUERY, min_score=floor, limit=20)
+        assert mine == _recall(twin, other, QUERY, min_score=floor, limit=20)
 
 
 def test_nothing_relevant_returns_nothing_by_default(mem: Memory) -> None:

@@ -947,7 +947,7 @@ class Memory:
                     member = None
             if allow is not None and not allow:
                 return []
-            rows, asked, share = self._rank(
+            rows, asked, share, space = self._rank(
                 name, head, state.index, text, count, allow, member, packing
             )
             bank_id, cache = state.bank_id, state.terms
@@ -955,7 +955,7 @@ class Memory:
         return self._hits(
             rows,
             asked,
-            share,
+            (share, space),
             count,
             floor,
             head.config,
@@ -975,12 +975,14 @@ class Memory:
         allow: list[int] | None,
         member: Member | None,
         packing: tuple[float | None, bool | None],
-    ) -> tuple[list[tuple[int, float, int, int, int]], int, float]:
+    ) -> tuple[list[tuple[int, float, int, int, int]], int, float, str | None]:
         """The kernel's ranking of ``index`` for ``text``: its rows, how many were asked for,
-        and the dense stream's share of the weights (0 without a query vector)."""
+        the dense stream's share of the weights (0 without a query vector) and the id of the
+        embedder of the vectors (None without a query vector)."""
         cfg = head.config
         weights = config.fusion_weights(cfg)
         vector: bytes | None = None
+        space: str | None = None
         if weights[2] > 0 and head.embedder is not None and index.dim:
             lexical = weights[0] > 0 or weights[1] > 0
             ratio = config.lookup_ratio(cfg)
@@ -990,20 +992,23 @@ class Memory:
                 chosen = self._bank_embedder(name, head)
                 if chosen is not None:
                     vector = encode(chosen[0], chosen[1], [text])[0]
+                    space = chosen[1].embedder
         # The pack reads PACK_DEPTH rows per hit, to refill what its families fold away.
         depth = count * PACK_DEPTH if _near(packing, cfg) > 0 else count
         # With a query vector, every candidate comes back: the rescue compares the dense
         # stream's first hits with its RESCUE_REFERENCE-th (memory/relevance.py).
         asked = depth if vector is None else max(depth, 3 * DEFAULT_DEPTH)
         rows = index.recall(text, asked, weights=weights, allow=allow, vector=vector)
-        share = weights[2] / ((weights[0] + weights[1]) + weights[2]) if vector is not None else 0.0
-        return rows, asked, share
+        if vector is None:
+            return rows, asked, 0.0, None
+        share = weights[2] / ((weights[0] + weights[1]) + weights[2])
+        return rows, asked, share, space
 
     def _hits(
         self,
         rows: list[tuple[int, float, int, int, int]],
         asked: int,
-        share: float,
+        space: tuple[float, str | None],
         count: int,
         floor: float | None,
         cfg: Mapping[str, Any],
@@ -1013,13 +1018,15 @@ class Memory:
         cache: TermCache | None,
     ) -> list[Hit]:
         """The ranked ``rows`` past the relevance floor, one per family of near-duplicates
-        (memory/pack.py), as hits within the token budget (``lookup``: the stored rows of
-        ordinals; ``cache``: the live bank's terms, None for an as_of index)."""
+        (memory/pack.py), as hits within the token budget (``space``: the dense stream's share
+        of the weights and the vectors' embedder id, as :meth:`_rank` gives them; ``lookup``:
+        the stored rows of ordinals; ``cache``: the live bank's terms, None for an as_of
+        index)."""
         if floor is None:
             floor = config.min_score(cfg)  # the bank's relevance floor
         near = _near(packing, cfg)
         depth = count * PACK_DEPTH if near > 0 else count
-        rows = judge(rows, floor, share, len(rows) < asked)[:depth]
+        rows = judge(rows, floor, space[0], len(rows) < asked, space[1])[:depth]
         if not rows:
             return []
         if near > 0:
@@ -1080,11 +1087,13 @@ class Memory:
         if len(index) == 0 or (allow is not None and not allow):
             return []
         member = None if allow is None else set(allow)
-        rows, asked, share = self._rank(name, head, index, text, count, allow, member, packing)
+        rows, asked, share, space = self._rank(
+            name, head, index, text, count, allow, member, packing
+        )
         return self._hits(
             rows,
             asked,
-            share,
+            (share, space),
             count,
             floor,
             head.config,

@@ -1,19 +1,23 @@
 """The relevance floor and the dense rescue, applied to the kernel's fused rows (docs/dense.md,
-"The relevance floor"; docs/parity.md, "Fusion", is the normative rule).
+"The relevance floor"; docs/parity.md, "The relevance floor and the dense rescue", is the
+normative rule).
 
 The floor drops hits whose fused score is below ``min_score``. A memory that shares no word with
 the query can score at most ``w_dense / W`` (0.29 with the default weights), so a floor that
 silences off-topic queries would also drop every paraphrase only the dense stream finds. The
-rescue keeps those, under a constraint that off-topic queries fail: among the dense stream's
-first :data:`RESCUE_DEPTH`, walking in dense order past the hits that are in a lexical list, a
-hit absent from both lexical lists whose cosine leads the :data:`RESCUE_REFERENCE`-th such hit
-(in dense order) by at least :data:`RESCUE_MARGIN` is kept whatever the floor and placed after
-the first :data:`RESCUE_AT` hits that clear it; the walk stops at the first that does not
-qualify, and there is no rescue among fewer than :data:`RESCUE_CROWD` such hits. A standout
-neighbour is evidence; the best of a flat crowd (what every off-topic query gets) is not.
+rescue keeps those, under two conditions off-topic queries fail: among the dense stream's first
+:data:`RESCUE_DEPTH`, walking in dense order past the hits that are in a lexical list, a hit
+absent from both lexical lists is kept whatever the floor when its cosine is at least its
+embedder's calibrated :class:`Calibration` ``cosine`` (each embedder has its own scale) *and*
+leads the :data:`RESCUE_REFERENCE`-th such hit (in dense order, the crowd's level) by at least
+its ``margin``; it is placed after the first :data:`RESCUE_AT` hits that clear the floor. The
+walk stops at the first that does not qualify, and there is no rescue among fewer than
+:data:`RESCUE_CROWD` such hits. A close neighbour that stands out is evidence; the best of a
+flat or distant crowd (what every off-topic query gets) is not.
 
 The rule reads only the kernel's rows, which are bit-identical across kernels, and compares
-binary64 values computed one operation at a time, so both kernels give the same hits.
+binary64 values computed one operation at a time in a fixed order (a division, then a
+subtraction), so both kernels give the same hits.
 """
 
 from __future__ import annotations
@@ -21,24 +25,55 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 from operator import itemgetter
+from typing import NamedTuple
+
+from memwire.embed import minilm, static
 
 __all__ = [
+    "CALIBRATION",
     "RESCUE_AT",
     "RESCUE_CROWD",
     "RESCUE_DEPTH",
-    "RESCUE_MARGIN",
     "RESCUE_REFERENCE",
+    "UNCALIBRATED",
+    "Calibration",
+    "calibration",
     "judge",
 ]
 
 Row = tuple[int, float, int, int, int]  # ordinal, fused, bm25 rank, overlap rank, dense rank
 
-# Chosen on development data only (docs/dense.md, "The relevance floor").
+
+class Calibration(NamedTuple):
+    """What makes a dense-only neighbour a standout, on one embedder's cosine scale."""
+
+    cosine: float  # the least cosine with the query
+    margin: float  # the least lead over the crowd's level (the RESCUE_REFERENCE-th's cosine)
+    crowd: float  # the most the crowd's level may be: a close crowd means words would do
+
+
+# Chosen on development data only (docs/dense.md, "The relevance floor";
+# benchmarks/relevance_replay.py replays them).
 RESCUE_DEPTH = 3  # dense ranks a rescue may come from
 RESCUE_AT = 2  # rescued hits follow this many hits that clear the floor (ranks 3-5)
 RESCUE_REFERENCE = 10  # the dense-only hit (in dense order) whose cosine is the crowd's level
 RESCUE_CROWD = 30  # fewer dense-only neighbours than this: no crowd to stand out from
-RESCUE_MARGIN = 0.12  # cosine lead over that level that makes a neighbour a standout
+# By the id of the embedder that made a bank's vectors (its recorded space): each embedder puts
+# unrelated text at its own cosines (docs/dense.md, "The relevance floor", has the table).
+CALIBRATION: dict[str, Calibration] = {
+    static.MODEL_ID: Calibration(cosine=0.30, margin=0.0, crowd=0.35),
+    minilm.MODEL_ID: Calibration(cosine=0.30, margin=0.0, crowd=0.40),
+}
+# Any other embedder (the previous bundled table, a user's own): the lead alone, the rule the
+# bundled table was first calibrated with (its cosine scale is unknown here).
+UNCALIBRATED = Calibration(cosine=0.0, margin=0.12, crowd=1.0)
+
+
+def calibration(embedder: str | None) -> Calibration:
+    """The rescue's thresholds for vectors of ``embedder`` (an embedder id)."""
+    if embedder is None:
+        return UNCALIBRATED
+    return CALIBRATION.get(embedder, UNCALIBRATED)
 
 
 _dense_rank = itemgetter(4)
@@ -48,12 +83,19 @@ def _neg_score(row: Row) -> float:
     return -row[1]
 
 
-def judge(rows: Sequence[Row], floor: float, dense_share: float, complete: bool) -> list[Row]:
+def judge(
+    rows: Sequence[Row],
+    floor: float,
+    dense_share: float,
+    complete: bool,
+    embedder: str | None = None,
+) -> list[Row]:
     """``rows`` (the kernel's, best first) with the floor and the rescue applied.
 
     ``dense_share``: ``w_dense / W`` of the call (0 when the query was not embedded), so that a
     row in no lexical list has cosine ``fused / dense_share``; ``complete``: ``rows`` holds
-    every candidate of the call (no rescue otherwise).
+    every candidate of the call (no rescue otherwise); ``embedder``: the id of the embedder
+    that made the vectors (:func:`calibration`).
     """
     # Rows are best first (fused score descending): those that clear the floor are a prefix.
     kept = list(rows[: bisect_right(rows, -floor, key=_neg_score)])
@@ -64,14 +106,18 @@ def judge(rows: Sequence[Row], floor: float, dense_share: float, complete: bool)
     if len(alone) < RESCUE_CROWD:
         return kept  # too few neighbours to tell a standout from the crowd
     alone.sort(key=_dense_rank)
+    least, margin, crowd = calibration(embedder)
     level = alone[RESCUE_REFERENCE - 1][1] / dense_share
+    if level > crowd:
+        return kept  # the crowd itself is close to the query: the words had their chance
     rescued: list[Row] = []
     for rank in range(1, RESCUE_DEPTH + 1):
         # Dense ranks are distinct and ascending in ``alone``: rank r is among its first r.
         r = next((a for a in alone[:rank] if a[4] == rank), None)
         if r is None:
             continue  # in a lexical list: ranked by its fused score already
-        if (r[1] / dense_share) - level < RESCUE_MARGIN:
+        cosine = r[1] / dense_share
+        if cosine < least or cosine - level < margin:
             break
         rescued.append(r)
     if not rescued:

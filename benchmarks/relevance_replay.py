@@ -1,0 +1,341 @@
+"""Record recall's kernel rows once, then replay relevance rules over them in seconds.
+
+    python benchmarks/relevance_replay.py record [--embedder minilm] [--out FILE]
+    python benchmarks/relevance_replay.py replay FILE [FILE ...] [--floor X]
+        [--calibration COSINE,MARGIN,CROWD ...]
+
+``record`` builds the banks of ``benchmarks/recall_quality.py`` and ``memwire eval locomo``
+(development data only, issue 12) and asks every query of:
+
+- **para**: the 40 paraphrase queries of ``paraphrase_dev.jsonl`` against their notes hidden
+  among the 2,000 distractors of ``corpus.py --n 2000 --seed 5`` (limit 5; hit@5);
+- **needle**: the 200 needle queries of that corpus against the distractors (limit 1; hit@1);
+- **empty**: the 40 paraphrase queries against the distractors alone (no hit is right);
+- **nothing**: the first 200 distinct SciFact *train* claims against each LoCoMo dev
+  conversation (1,200 queries about topics the banks never mention; no hit is right);
+- **locomo**: the LoCoMo dev questions (categories 1-4) against their conversation, ingested
+  as ``memwire eval locomo`` does (limit 20; strict R@1 / R@10).
+
+For each recall it keeps what ``Memory._hits`` received (the kernel's rows, best first, how
+many were asked for, the dense stream's share, the bank's floor and pack settings, the bank's
+embedder id), the terms of every memory those rows name (what the pack compares) and what the
+shipped rule served, into one pickle per embedder. ``replay`` re-runs the relevance rule of
+``memwire.memory.relevance`` (the shipped one; ``--floor`` and ``--calibration`` replace its
+numbers; any candidate function can be given to :func:`evaluate`) then the pack over the
+recorded rows, and prints hit@5, the share of silent queries, LoCoMo strict R@1 / R@10 and
+needles hit@1; without overrides it also counts the recalls where the shipped rule does not
+replay to what recall served when the rows were recorded (0 unless the rule changed since).
+
+Shared data is read from ``$MEMWIRE_SHARED/bench/data`` (default ``../shared/bench/data``);
+the distractor corpus is generated (and cached) by ``benchmarks/corpus_cache.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import pickle
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memwire.embed import static
+from memwire.eval.locomo import CATEGORIES, _evidence, _turns, evaluate_locomo
+from memwire.eval.metrics import QueryResult, summarize
+from memwire.memory import Memory, api, relevance
+from memwire.memory.pack import PACK_DEPTH, Member, pack, terms_of
+from memwire.memory.relevance import Calibration
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from recall_quality import dev_sets, embedder_named, scifact_train_claims  # noqa: E402
+
+Row = tuple[int, float, int, int, int]
+Judge = Callable[..., list[Row]]
+
+
+@dataclass
+class Call:
+    """One recall: what ``Memory._hits`` received and what it served."""
+
+    kind: str
+    bank: str
+    rows: list[Row]
+    asked: int
+    share: float
+    count: int
+    floor: float
+    near: float
+    newest: bool
+    embedder: str  # the id of the embedder of the bank's vectors ("" without a query vector)
+    served: list[int]  # the ordinals of the hits the shipped rule served
+    gold: list[str] = field(default_factory=list)  # memory ids (dia ids for locomo)
+
+
+@dataclass
+class Recording:
+    embedder: str
+    calls: list[Call]
+    members: dict[str, dict[int, Member]]  # bank -> ordinal -> the pack's view
+    ids: dict[str, dict[int, str]]  # bank -> ordinal -> memory id
+    dia: dict[str, dict[str, list[str]]]  # locomo bank -> memory id -> dia ids
+
+
+class _Recorder:
+    """Wraps ``Memory._hits`` to keep each call's inputs and the pack's view of its rows."""
+
+    def __init__(self, memory: Memory, embedder: str) -> None:
+        self.memory = memory
+        self.embedder = embedder
+        self.calls: list[Call] = []
+        self.members: dict[str, dict[int, Member]] = {}
+        self.ids: dict[str, dict[int, str]] = {}
+        self.bank = ""
+        self.kind = ""
+        original = Memory._hits
+        recorder = self
+
+        def hits(self_: Memory, rows: list[Row], asked: int, dense: tuple[float, str | None],
+                 count: int, floor: float | None, cfg: Any, budget: Any, lookup: Any,
+                 packing: Any, cache: Any) -> Any:  # fmt: skip
+            out = original(self_, rows, asked, dense, count, floor, cfg, budget, lookup,
+                           packing, cache)  # fmt: skip
+            recorder._keep(rows, asked, dense, count, floor, cfg, lookup, packing, out)
+            return out
+
+        self._original = original
+        Memory._hits = hits  # type: ignore[method-assign]
+
+    def close(self) -> None:
+        Memory._hits = self._original  # type: ignore[method-assign]
+
+    def _keep(self, rows: list[Row], asked: int, dense: tuple[float, str | None], count: int,
+              floor: float | None, cfg: Any, lookup: Any, packing: Any,
+              out: list[Any]) -> None:  # fmt: skip
+        config = api.config
+        members = self.members.setdefault(self.bank, {})
+        ids = self.ids.setdefault(self.bank, {})
+        missing = [r[0] for r in rows if r[0] not in members]
+        if missing:
+            tokenize = self.memory._kernel.tokenize
+            for ordinal, stored in lookup(missing).items():
+                terms, folded = terms_of(stored.content, tokenize)
+                members[ordinal] = Member(terms, (stored.created_at, ordinal), folded)
+                ids[ordinal] = stored.id
+        by_id = {v: k for k, v in ids.items()}
+        self.calls.append(
+            Call(
+                kind=self.kind,
+                bank=self.bank,
+                rows=list(rows),
+                asked=asked,
+                share=dense[0],
+                count=count,
+                floor=config.min_score(cfg) if floor is None else floor,
+                near=api._near(packing, cfg),
+                newest=packing[1] if packing[1] is not None else config.prefer_newest(cfg),
+                embedder=dense[1] or "",
+                served=[by_id[h.id] for h in out],
+            )
+        )
+
+
+def record(embedder_name: str, backend: str | None) -> Recording:
+    data, pairs, distractors, needles = dev_sets()
+    embedder = embedder_named(embedder_name)
+    defaults = inspect.signature(evaluate_locomo).parameters
+    before = defaults["context_turns"].default
+    after = defaults["context_after"].default
+    limit = defaults["limit"].default
+    dia: dict[str, dict[str, list[str]]] = {}
+    with Memory(":memory:", backend=backend, embedder=embedder) as memory:
+        rec = _Recorder(memory, embedder.id if embedder is not None else static.MODEL_ID)
+        try:
+            ids = memory.retain_many([{"content": p["note"]} for p in pairs], bank="para")
+            memory.retain_many(distractors, bank="para")
+            plain = memory.retain_many(distractors, bank="distractors")
+            rec.bank, rec.kind = "para", "para"
+            for pair, want in zip(pairs, ids, strict=True):
+                memory.recall(pair["query"], bank="para", limit=5)
+                rec.calls[-1].gold = [want]
+            rec.bank, rec.kind = "distractors", "empty"
+            for pair in pairs:
+                memory.recall(pair["query"], bank="distractors", limit=5)
+            rec.kind = "needle"
+            for q in needles:
+                memory.recall(q["text"], bank="distractors", limit=1)
+                rec.calls[-1].gold = [plain[q["gold"][0]]]
+            train = scifact_train_claims(data)
+            conversations = json.loads((data / "locomo_dev.json").read_text(encoding="utf-8"))
+            for i, conv in enumerate(conversations):
+                bank = f"locomo{i}"
+                turns = _turns(conv["conversation"])
+                got = memory.retain_conversation(
+                    [t.turn for t in turns], bank=bank, before=before, after=after
+                )
+                by_id: dict[str, list[str]] = {}
+                for turn, memory_id in zip(turns, got, strict=True):
+                    by_id.setdefault(memory_id, []).append(turn.dia_id)
+                dia[bank] = by_id
+                said = {t.dia_id for t in turns}
+                rec.bank, rec.kind = bank, "nothing"
+                for claim in train:
+                    memory.recall(claim, bank=bank, limit=5)
+                rec.kind = "locomo"
+                for qa in conv["qa"]:
+                    if qa.get("category") not in CATEGORIES:
+                        continue
+                    gold = [g for g in _evidence(qa) if g in said]
+                    if not gold:
+                        continue
+                    memory.recall(qa["question"], bank=bank, limit=limit)
+                    rec.calls[-1].gold = gold
+        finally:
+            rec.close()
+    return Recording(rec.embedder, rec.calls, rec.members, rec.ids, dia)
+
+
+def serve(call: Call, rec: Recording, rule: Judge) -> list[int]:
+    """The ordinals ``rule`` then the pack serve for ``call`` (the token budget is not
+    replayed: the recorded banks never reach it)."""
+    complete = len(call.rows) < call.asked
+    rows = rule(call.rows, call.floor, call.share, complete, call.embedder or None)
+    depth = call.count * PACK_DEPTH if call.near > 0 else call.count
+    rows = rows[:depth]
+    if call.near > 0:
+        rows = pack(rows, call.count, rec.members[call.bank], call.near, call.newest)
+    else:
+        rows = rows[: call.count]
+    return [r[0] for r in rows]
+
+
+def shipped(rows: Sequence[Row], floor: float, share: float, complete: bool,
+            embedder: str | None) -> list[Row]:  # fmt: skip
+    return relevance.judge(rows, floor, share, complete, embedder)
+
+
+def evaluate(rec: Recording, rule: Judge = shipped) -> dict[str, float]:
+    """hit@5, silence and LoCoMo strict R@1 / R@10 of ``rule`` over ``rec``."""
+    para = hit = empty = nothing = silent_e = silent_n = needles = n1 = 0
+    results: list[QueryResult] = []
+    for call in rec.calls:
+        got = serve(call, rec, rule)
+        if call.kind == "para":
+            para += 1
+            hit += any(rec.ids[call.bank].get(o) in call.gold for o in got[:5])
+        elif call.kind == "empty":
+            empty += 1
+            silent_e += not got
+        elif call.kind == "nothing":
+            nothing += 1
+            silent_n += not got
+        elif call.kind == "needle":
+            needles += 1
+            n1 += bool(got) and rec.ids[call.bank].get(got[0]) in call.gold
+        else:
+            ranked = [
+                d for o in got for d in rec.dia[call.bank].get(rec.ids[call.bank].get(o, ""), [])
+            ]
+            results.append(QueryResult(ranked=ranked, gold={g: 1 for g in call.gold}))
+    m = summarize(results, (1, 10)).metrics["all"] if results else {}
+    return {
+        "para_hit5": hit,
+        "para_n": para,
+        "nothing_silent": silent_n / nothing if nothing else 0.0,
+        "empty_silent": silent_e / empty if empty else 0.0,
+        "locomo_r1": m.get("recall_any@1", 0.0),
+        "locomo_r10": m.get("recall_any@10", 0.0),
+        "needle_hit1": n1 / needles if needles else 0.0,
+    }
+
+
+def variant(floor: float | None, cal: Calibration | None, embedder: str) -> Judge:
+    """The shipped rule with the floor and/or ``embedder``'s calibration replaced."""
+
+    def rule(rows: Sequence[Row], given: float, share: float, complete: bool,
+             space: str | None) -> list[Row]:  # fmt: skip
+        saved = relevance.CALIBRATION.get(embedder)
+        if cal is not None:
+            relevance.CALIBRATION[embedder] = cal
+        try:
+            return relevance.judge(rows, given if floor is None else floor, share, complete, space)
+        finally:
+            if saved is None:
+                relevance.CALIBRATION.pop(embedder, None)
+            else:
+                relevance.CALIBRATION[embedder] = saved
+
+    return rule
+
+
+def _calibration(text: str) -> Calibration | None:
+    if text == "shipped":
+        return None
+    if text == "none":
+        return Calibration(cosine=2.0, margin=0.0, crowd=1.0)  # no cosine reaches 2: no rescue
+    cosine, margin, crowd = (float(x) for x in text.split(","))
+    return Calibration(cosine=cosine, margin=margin, crowd=crowd)
+
+
+def check(rec: Recording) -> int:
+    """Calls whose replay of the shipped rule differs from what recall served."""
+    return sum(serve(c, rec, shipped) != c.served for c in rec.calls)
+
+
+def load(path: str | Path) -> Recording:
+    with open(path, "rb") as fh:
+        out: Recording = pickle.load(fh)  # a file this script wrote
+    return out
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("record", help="build the banks and record every recall's rows")
+    r.add_argument("--embedder", choices=("static", "minilm"), default="static")
+    r.add_argument("--backend", choices=("rust", "python"), default=None)
+    r.add_argument("--out", default=None, help="default: /tmp/relevance_<embedder>.pkl")
+    s = sub.add_parser("replay", help="replay the shipped rule, or variants, over recordings")
+    s.add_argument("files", nargs="+")
+    s.add_argument("--floor", type=float, default=None, help="replace every call's floor")
+    s.add_argument(
+        "--calibration",
+        action="append",
+        default=None,
+        metavar="COSINE,MARGIN,CROWD",
+        help="replace the recording's embedder's calibration (repeatable: one line each; "
+        "'none': no rescue, 'shipped': as shipped)",
+    )
+    args = p.parse_args()
+    if args.command == "record":
+        start = time.perf_counter()
+        rec = record(args.embedder, args.backend)
+        out = args.out or f"/tmp/relevance_{args.embedder}.pkl"
+        with open(out, "wb") as fh:
+            pickle.dump(rec, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        took = time.perf_counter() - start
+        print(f"{len(rec.calls)} recalls of {rec.embedder} -> {out} ({took:.0f} s)")
+        return 0
+    for path in args.files:
+        rec = load(path)
+        if args.floor is None and args.calibration is None:
+            print(json.dumps({"file": path, "embedder": rec.embedder,
+                              "replay_differs": check(rec), **evaluate(rec)}))  # fmt: skip
+            continue
+        for text in args.calibration or ["shipped"]:
+            rule = variant(args.floor, _calibration(text), rec.embedder)
+            print(json.dumps({"file": path, "embedder": rec.embedder, "floor": args.floor,
+                              "calibration": text, **evaluate(rec, rule)}))  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    # Through the module's own name, so that the pickles name its classes, not __main__'s.
+    from relevance_replay import main as _main
+
+    raise SystemExit(_main())
