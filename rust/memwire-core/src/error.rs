@@ -200,6 +200,7 @@ mod tests {
         assert_eq!(check_weights(&[1.0, f64::NAN, 0.0], 3).unwrap_err(), Error::BadWeight);
         assert_eq!(check_weights(&[-0.5, 1.0, 0.0], 3).unwrap_err(), Error::BadWeight);
         assert!(check_weights(&[0.0, 0.0, 2.0], 3).is_ok());
+        assert_eq!(Error::AllowBytes.to_string(), "allow set: not a roaring bitmap");
         assert_eq!(Error::NotSnapshot.to_string(), "not a memwire index snapshot");
         assert_eq!(
             Error::SnapshotContract("9".into()).to_string(),
