@@ -62,6 +62,30 @@ class Query(_WithSnapshots):
         self.state.index.recall(self.state.next_query("needle", "recalln"), c.K)
 
 
+class FilteredQuery(_WithSnapshots):
+    """Fused recall, top-10, with half the ordinals allowed: as an AllowSet made once (issue 18)
+    and as the list it replaces. Skipped (n/a) on commits whose kernel has no AllowSet."""
+
+    number = 1
+    repeat = (20, 400, 4.0)
+    warmup_time = 0.05
+
+    def setup(self, cache: Any, backend: str, n: int) -> None:
+        self.state = c.loaded(cache, backend, n)
+        kern = c.kernel(backend)
+        if not hasattr(kern, "AllowSet"):
+            raise NotImplementedError("no AllowSet in this kernel")
+        self.half_list = list(range(0, n, 2))
+        self.half = kern.AllowSet(self.half_list)
+
+    def time_recall_top10_allow_half(self, cache: Any, backend: str, n: int) -> None:
+        self.state.index.recall(self.state.next_query("generic", "recall"), c.K, allow=self.half)
+
+    def time_recall_top10_allow_half_list(self, cache: Any, backend: str, n: int) -> None:
+        query = self.state.next_query("generic", "recall")
+        self.state.index.recall(query, c.K, allow=self.half_list)
+
+
 class Snapshot(_WithSnapshots):
     """Snapshot serialisation: bytes out, bytes in, size."""
 

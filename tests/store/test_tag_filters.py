@@ -51,14 +51,36 @@ def _check(mem: Memory) -> None:
         got[(tuple(tags), tuple(avoid))] = [(h.id, h.score) for h in hits]
         for hit in hits:
             assert (not tags or set(tags) & set(hit.tags)) and not set(avoid) & set(hit.tags)
-        cached, member = state.filters.allowed(mem._store, state.bank_id, tags, avoid)
-        assert cached == mem._store.allowed(state.bank_id, tags, avoid, None).ordinals
-        assert list(member) == cached
+        cached, member = state.filters.allowed(mem._store, state.bank_id, tags, avoid, mem._kernel)
+        want = mem._store.allowed(state.bank_id, tags, avoid, None).ordinals
+        assert want is not None and list(member) == want
+        # The kernel's set holds exactly those ordinals (membership is all it offers).
+        assert len(cached) == len(want) and all(o in cached for o in want)
+        assert not any(o in cached for o in range(max(want, default=0) + 2) if o not in member)
     kept, state.filters = state.filters, TagFilters()  # built fresh from the store
     for tags, avoid in FILTERS:
         hits = mem.recall(query, tags=tags, exclude_tags=avoid, limit=20, min_score=0)
         assert [(h.id, h.score) for h in hits] == got[(tuple(tags), tuple(avoid))]
     state.filters = kept
+
+
+def test_the_kernel_set_is_made_again_only_when_its_filter_changed(mem: Memory) -> None:
+    mem.retain_many([{"content": f"note {i} alpha", "tags": [TAGS[i % 2]]} for i in range(20)])
+    state = mem._bank("default")
+
+    def kernel_set() -> object:
+        mem.recall("alpha", exclude_tags=[TAGS[0]], limit=5)
+        return state.filters.allowed(mem._store, state.bank_id, [], [TAGS[0]], mem._kernel)[0]
+
+    first = kernel_set()
+    assert kernel_set() is first
+    mem.retain("alpha excluded", tags=[TAGS[0]])  # fails the filter: the set stays
+    assert kernel_set() is first
+    added = mem.retain("alpha admitted", tags=[TAGS[1]])  # passes: a new set
+    second = kernel_set()
+    assert second is not first
+    mem.forget(added)
+    assert kernel_set() is not second
 
 
 def test_filters_follow_every_kind_of_write(mem: Memory) -> None:

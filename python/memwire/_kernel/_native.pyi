@@ -5,11 +5,14 @@ Checked twice: mypy holds this module to the ``Kernel`` protocol (memwire._kerne
 and ``python -m mypy.stubtest memwire._kernel._native`` (``make lint``) holds it to the build.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import final
+
+from memwire._kernel.contract import Allow
 
 __all__ = [
     "CONTRACT_VERSION",
+    "AllowSet",
     "BankIndex",
     "DenseGraphBuild",
     "StaticEmbedder",
@@ -44,13 +47,13 @@ class BankIndex:
     ) -> None: ...
     def remove(self, ordinal: int) -> bool: ...
     def search_bm25(
-        self, query: str, k: int, allow: Sequence[int] | None = None
+        self, query: str, k: int, allow: Allow | None = None
     ) -> list[tuple[int, float]]: ...
     def search_overlap(
-        self, query: str, k: int, allow: Sequence[int] | None = None
+        self, query: str, k: int, allow: Allow | None = None
     ) -> list[tuple[int, float]]: ...
     def search_dense(
-        self, vector: bytes, k: int, allow: Sequence[int] | None = None
+        self, vector: bytes, k: int, allow: Allow | None = None
     ) -> list[tuple[int, float]]: ...
     def recall(
         self,
@@ -58,7 +61,7 @@ class BankIndex:
         limit: int,
         weights: Sequence[float] | None = None,
         depth: int | None = None,
-        allow: Sequence[int] | None = None,
+        allow: Allow | None = None,
         vector: bytes | None = None,
     ) -> list[tuple[int, float, int, int, int]]: ...
     def dense_graph_needed(self) -> bool: ...
@@ -70,6 +73,14 @@ class BankIndex:
     def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(data: bytes) -> BankIndex: ...
+
+@final
+class AllowSet:
+    def __new__(cls, ordinals: Iterable[int]) -> AllowSet: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> AllowSet: ...
+    def __len__(self) -> int: ...
+    def __contains__(self, ordinal: object, /) -> bool: ...
 
 @final
 class DenseGraphBuild:

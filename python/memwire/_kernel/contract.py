@@ -12,7 +12,7 @@ native/constants.toml: code outside the kernel imports them from this module, ne
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 from memwire._kernel.constants import (
@@ -37,6 +37,9 @@ __all__ = [
     "MAX_DIM",
     "MAX_ORDINAL",
     "TRUNCATION_MARKER",
+    "Allow",
+    "AllowSet",
+    "AllowSetType",
     "BankIndex",
     "BankIndexType",
     "BuildInfo",
@@ -54,6 +57,30 @@ Scored = tuple[int, float]
 # Facts about a backend for `memwire doctor`: "backend" ("rust" or "python"), "version" and
 # "contract" in both, then backend-specific keys (build profile, library versions...).
 BuildInfo = dict[str, str | int | list[str]]
+
+
+class AllowSet(Protocol):
+    """A search filter built once and passed by reference (docs/parity.md, "Filters"): a set
+    of ordinals that any search of any index of the same backend takes as ``allow``. It holds
+    ordinals, so it stays right however an index changes after it was built."""
+
+    def __len__(self) -> int: ...
+
+    def __contains__(self, ordinal: object, /) -> bool: ...
+
+
+class AllowSetType(Protocol):
+    def __call__(self, ordinals: Iterable[int]) -> AllowSet:
+        """Every item must be an ordinal (``InvalidInputError`` otherwise)."""
+        ...
+
+    def from_bytes(self, data: bytes) -> AllowSet:
+        """From the portable roaring serialisation (pyroaring's ``BitMap.serialize()``)."""
+        ...
+
+
+# A search's ``allow``: an AllowSet of the index's backend, or any sequence of ordinals.
+Allow = AllowSet | Sequence[int]
 
 
 class DenseGraphBuild(Protocol):
@@ -91,17 +118,11 @@ class BankIndex(Protocol):
 
     def remove(self, ordinal: int) -> bool: ...
 
-    def search_bm25(
-        self, query: str, k: int, allow: Sequence[int] | None = None
-    ) -> list[Scored]: ...
+    def search_bm25(self, query: str, k: int, allow: Allow | None = None) -> list[Scored]: ...
 
-    def search_overlap(
-        self, query: str, k: int, allow: Sequence[int] | None = None
-    ) -> list[Scored]: ...
+    def search_overlap(self, query: str, k: int, allow: Allow | None = None) -> list[Scored]: ...
 
-    def search_dense(
-        self, vector: bytes, k: int, allow: Sequence[int] | None = None
-    ) -> list[Scored]: ...
+    def search_dense(self, vector: bytes, k: int, allow: Allow | None = None) -> list[Scored]: ...
 
     def recall(
         self,
@@ -109,7 +130,7 @@ class BankIndex(Protocol):
         limit: int,
         weights: Sequence[float] | None = None,
         depth: int | None = None,
-        allow: Sequence[int] | None = None,
+        allow: Allow | None = None,
         vector: bytes | None = None,
     ) -> list[RecallRow]: ...
 
@@ -175,6 +196,9 @@ class Kernel(Protocol):
 
     @property
     def StaticEmbedder(self) -> StaticEmbedderType: ...
+
+    @property
+    def AllowSet(self) -> AllowSetType: ...
 
     def tokenize(self, text: str) -> list[str]: ...
 

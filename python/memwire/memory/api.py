@@ -25,6 +25,8 @@ from datetime import datetime
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
+from pyroaring import BitMap
+
 from memwire import _dates, config
 from memwire._kernel.backend import backend_info, get_kernel, load_kernel
 from memwire._kernel.contract import DEFAULT_DEPTH
@@ -87,7 +89,7 @@ from memwire.store.loss import store_loss
 from memwire.store.watchable import Watchable
 
 if TYPE_CHECKING:
-    from memwire._kernel.contract import BankIndex, Kernel
+    from memwire._kernel.contract import Allow, BankIndex, Kernel
 
 __all__ = ["MAX_LIMIT", "Memory", "default_path"]
 
@@ -933,19 +935,21 @@ class Memory:
             cfg = head.config
             days = config.ttl_days(cfg)
             cutoff = _dates.cutoff(days) if days is not None else None
-            allow: list[int] | None = None
+            allow: Allow | None = None
             member: Member | None = None  # ``allow`` as a set, when there is one
             if want or avoid:
-                allow, member = state.filters.allowed(self._store, state.bank_id, want, avoid)
+                allow, member = state.filters.allowed(
+                    self._store, state.bank_id, want, avoid, self._kernel
+                )
             if cutoff is not None:
                 live = self._store.allowed(state.bank_id, [], [], cutoff).ordinals
                 if live is not None:
                     # Expired memories, filtered out here at the cost of the whole bank: they
                     # are swept in the background, so that later recalls stop paying for them.
                     self._snapshotter.request(name, sweep=True)
-                    allow = live if allow is None else sorted(set(allow).intersection(live))
+                    allow = live if member is None else list(BitMap(member) & BitMap(live))
                     member = None
-            if allow is not None and not allow:
+            if allow is not None and not len(allow):
                 return []
             rows, asked, share, space = self._rank(
                 name, head, state.index, text, count, allow, member, packing
@@ -972,7 +976,7 @@ class Memory:
         index: BankIndex,
         text: str,
         count: int,
-        allow: list[int] | None,
+        allow: Allow | None,
         member: Member | None,
         packing: tuple[float | None, bool | None],
     ) -> tuple[list[tuple[int, float, int, int, int]], int, float, str | None]:

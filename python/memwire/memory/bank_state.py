@@ -14,7 +14,7 @@ from memwire.memory.filters import TagFilters
 from memwire.memory.pack import TermCache
 
 if TYPE_CHECKING:
-    from memwire._kernel.contract import BankIndex
+    from memwire._kernel.contract import Allow, BankIndex
 
 __all__ = ["GATE_PROBE", "BankState", "Member", "ReadWriteLock", "fit_vectors", "is_lookup"]
 
@@ -28,7 +28,7 @@ GATE_PROBE = 8
 def is_lookup(
     index: BankIndex,
     query: str,
-    allow: Sequence[int] | None,
+    allow: Allow | None,
     ratio: float,
     member: Member | None = None,
 ) -> bool:
@@ -37,7 +37,7 @@ def is_lookup(
 
     Such a query names something one memory has (an identifier, a rare name); the dense stream
     would only add neighbours that can outrank it, so recall runs it lexically. ``member``:
-    ``allow`` as a set, when there is one (the kernel then often need not take the list)."""
+    ``allow`` as a set, when there is one (the kernel then often need not look at ``allow``)."""
     if ratio <= 0:
         return False
     top = _top_two(index, query, allow, member)
@@ -45,12 +45,12 @@ def is_lookup(
 
 
 def _top_two(
-    index: BankIndex, query: str, allow: Sequence[int] | None, member: Member | None
+    index: BankIndex, query: str, allow: Allow | None, member: Member | None
 ) -> list[tuple[int, float]]:
     if allow is not None and member is not None:
         # A filter changes no BM25 score nor their order: the filtered top two are the first
         # two allowed hits of the unfiltered ranking, when its first GATE_PROBE hold them (or
-        # are all there is). Handing the kernel a long list costs more than this probe.
+        # are all there is). This probe costs less than the kernel's filtered pass.
         probe = index.search_bm25(query, GATE_PROBE)
         kept = [hit for hit in probe if hit[0] in member][:2]
         if len(kept) == 2 or len(probe) < GATE_PROBE:

@@ -7,6 +7,10 @@ the index: a removal is dropped at once, an addition is remembered and its tags 
 for just those memories) at the next recall that uses the filter. A prompt hook that excludes
 the same tags on every recall, with a retain between recalls, thus pays for one or two rows per
 recall rather than for the whole bank.
+
+The kernel gets each entry as an ``AllowSet`` (docs/parity.md, "Filters"), made once from the
+bitmap's portable serialisation and again only when the entry's set changed: a recall hands
+the kernel a reference, not a list to convert (issue 18, "Filters in the kernel").
 """
 
 from __future__ import annotations
@@ -15,10 +19,14 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pyroaring import BitMap
 
 from memwire.store import Store
+
+if TYPE_CHECKING:
+    from memwire._kernel.contract import AllowSet, Kernel
 
 __all__ = ["MAX_FILTERS", "TagFilters"]
 
@@ -31,7 +39,7 @@ Key = tuple[tuple[str, ...], tuple[str, ...]]
 class _Entry:
     allowed: BitMap
     pending: BitMap = field(default_factory=BitMap)  # added since, tags not read yet
-    listed: list[int] | None = None  # ``allowed`` as the kernel takes it
+    kernel: AllowSet | None = None  # ``allowed`` as the kernel takes it (None: to be made)
 
     def passes(self, key: Key, tags: Sequence[str]) -> bool:
         want, avoid = key
@@ -61,18 +69,23 @@ class TagFilters:
                 if added:
                     entry.pending.update(added)
                 if gone:
-                    entry.allowed -= gone
+                    if entry.allowed.intersect(gone):
+                        entry.allowed -= gone
+                        entry.kernel = None
                     entry.pending -= gone
-                entry.listed = None
 
     def allowed(
-        self, store: Store, bank_id: int, tags: Sequence[str], exclude_tags: Sequence[str]
-    ) -> tuple[list[int], BitMap]:
-        """The ordinals (ascending) of the bank's memories with one of ``tags`` (when given)
-        and none of ``exclude_tags``, as a list (for the kernel) and a set (the caller must not
-        change either). The store may be ahead of the index: an ordinal it no longer has is
-        left out (it is on its way out of the index), one the index lacks yet is ignored by
-        the kernel."""
+        self,
+        store: Store,
+        bank_id: int,
+        tags: Sequence[str],
+        exclude_tags: Sequence[str],
+        kernel: Kernel,
+    ) -> tuple[AllowSet, BitMap]:
+        """The ordinals of the bank's memories with one of ``tags`` (when given) and none of
+        ``exclude_tags``, as ``kernel``'s AllowSet and as a bitmap (the caller must not change
+        it). The store may be ahead of the index: an ordinal it no longer has is left out (it
+        is on its way out of the index), one the index lacks yet is ignored by the kernel."""
         key: Key = (tuple(sorted(set(tags))), tuple(sorted(set(exclude_tags))))
         with self._lock:
             entry = self._entries.get(key)
@@ -86,9 +99,11 @@ class TagFilters:
                 self._entries.move_to_end(key)
             if entry.pending:
                 rows = store.rows_by_ordinal(bank_id, list(entry.pending))
-                entry.allowed.update(o for o, row in rows.items() if entry.passes(key, row.tags))
+                passed = [o for o, row in rows.items() if entry.passes(key, row.tags)]
                 entry.pending.clear()
-                entry.listed = None
-            if entry.listed is None:
-                entry.listed = list(entry.allowed)
-            return entry.listed, entry.allowed
+                if passed:
+                    entry.allowed.update(passed)
+                    entry.kernel = None
+            if entry.kernel is None:
+                entry.kernel = kernel.AllowSet.from_bytes(entry.allowed.serialize())
+            return entry.kernel, entry.allowed

@@ -1,13 +1,14 @@
 //! Dense vectors of one index: exact integer scoring, HNSW proposals above a size threshold
 //! (docs/parity.md, "Dense stream").
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 
 use roaring::RoaringBitmap;
 use usearch::{Index as Hnsw, IndexOptions, MetricKind, ScalarKind};
 
+use crate::allow::AllowSet;
 use crate::error::{Error, HnswOp, Result};
 use crate::generated::{
     DENSE_EXACT_MAX, DENSE_SCALE, HNSW_CONNECTIVITY, HNSW_EXPANSION_ADD, HNSW_EXPANSION_SEARCH,
@@ -67,6 +68,8 @@ pub struct DenseStore {
     row_of: HashMap<u32, usize>,
     ords: Vec<u32>,
     data: Vec<i16>,
+    /// The ordinals with a vector, for filtered searches.
+    members: RoaringBitmap,
     /// Never built by a search: installed by [`DenseStore::install_graph`] (or loaded from a
     /// snapshot), then kept in step with every add and remove; saved in snapshots.
     hnsw: Option<Hnsw>,
@@ -205,6 +208,7 @@ impl DenseStore {
             row_of: HashMap::default(),
             ords: Vec::new(),
             data: Vec::new(),
+            members: RoaringBitmap::new(),
             hnsw: None,
             journal: Mutex::new(Weak::new()),
             exact_max: DENSE_EXACT_MAX,
@@ -252,6 +256,7 @@ impl DenseStore {
         let prev = self.row_of.insert(ordinal, self.ords.len());
         debug_assert!(prev.is_none());
         self.ords.push(ordinal);
+        self.members.insert(ordinal);
         self.data.extend_from_slice(vector);
         if let Some(graph) = &self.hnsw {
             let _ = graph_add(graph, ordinal, vector);
@@ -271,6 +276,7 @@ impl DenseStore {
             self.row_of.insert(moved, r);
         }
         self.ords.pop();
+        self.members.remove(ordinal);
         self.data.truncate(last * self.dim);
         if let Some(graph) = &self.hnsw {
             graph_remove(graph, ordinal);
@@ -281,7 +287,7 @@ impl DenseStore {
 
     /// The ordinals with a vector.
     pub fn docs(&self) -> RoaringBitmap {
-        self.ords.iter().copied().collect()
+        self.members.clone()
     }
 
     /// Whether a search would use a graph that is not there: more than `exact_max` vectors
@@ -328,43 +334,67 @@ impl DenseStore {
         true
     }
 
-    /// The `k` best `(ordinal, score)` for `query` among the ordinals `allow` admits.
+    /// The `k` best `(ordinal, score)` for `query` among the ordinals `allow` admits
+    /// (docs/parity.md, "Dense stream" and "Filters").
     pub fn search(
         &self,
         query: &[i16],
         k: usize,
-        allow: Option<&HashSet<u32>>,
+        allow: Option<&AllowSet>,
     ) -> Result<Vec<(u32, f64)>> {
         let mut top = TopK::new(k);
         let prepared = crate::dot::Query::new(query);
         let mut consider = |o: u32, v: &[i16]| {
             top.push(Key { primary: score(prepared.dot(v)), secondary: 0.0, ordinal: o });
         };
-        match self.hnsw.as_ref().filter(|_| self.len() > self.exact_max) {
+        let graph = self.hnsw.as_ref().filter(|_| self.len() > self.exact_max);
+        // A filter that leaves at most `exact_max` vectors is searched exactly, graph or not.
+        let few = allow.filter(|a| {
+            graph.is_some() && a.bitmap().intersection_len(&self.members) <= self.exact_max as u64
+        });
+        match (graph, few) {
+            (Some(_), Some(a)) => {
+                for o in a.bitmap() & &self.members {
+                    if let Some(v) = self.get(o) {
+                        consider(o, v);
+                    }
+                }
+            }
             // Exact up to the threshold, and above it until a graph is installed.
-            None => {
+            (None, _) => {
                 for (r, &o) in self.ords.iter().enumerate() {
-                    if allow.is_none_or(|a| a.contains(&o)) {
+                    if allow.is_none_or(|a| a.contains(o)) {
                         consider(o, self.row(r));
                     }
                 }
             }
-            Some(graph) => {
-                let wanted = self.len().min(k.saturating_mul(HNSW_OVERSAMPLE));
+            (Some(graph), None) => {
                 let query = to_f32(query);
-                let found = {
-                    // The context is back in usearch's pool when `search` returns (the C++
-                    // result that holds it is dropped once the matches are copied out).
-                    let _permit = self.gate.enter();
-                    graph.search(&query, wanted)
-                }
-                .map_err(|_| Error::Hnsw(HnswOp::Search))?;
-                let mut seen = HashSet::default();
-                for key in found.keys {
-                    let Ok(o) = u32::try_from(key) else { continue };
-                    if !seen.insert(o) || !allow.is_none_or(|a| a.contains(&o)) {
-                        continue;
+                let mut wanted = self.len().min(k.saturating_mul(HNSW_OVERSAMPLE));
+                let proposed = loop {
+                    let found = {
+                        // The context is back in usearch's pool when `search` returns (the C++
+                        // result that holds it is dropped once the matches are copied out).
+                        let _permit = self.gate.enter();
+                        graph.search(&query, wanted)
                     }
+                    .map_err(|_| Error::Hnsw(HnswOp::Search))?;
+                    let mut kept: Vec<u32> = found
+                        .keys
+                        .iter()
+                        .filter_map(|&key| u32::try_from(key).ok())
+                        .filter(|&o| allow.is_none_or(|a| a.contains(o)) && self.get(o).is_some())
+                        .collect();
+                    kept.sort_unstable();
+                    kept.dedup();
+                    // Too few allowed proposals: ask the graph for twice as many, until it has
+                    // proposed every vector.
+                    if allow.is_none() || kept.len() >= k || wanted >= self.len() {
+                        break kept;
+                    }
+                    wanted = self.len().min(wanted.saturating_mul(2));
+                };
+                for o in proposed {
                     if let Some(v) = self.get(o) {
                         consider(o, v);
                     }
@@ -509,7 +539,7 @@ mod tests {
         assert!(s.remove(2));
         assert!(!s.remove(2));
         assert_eq!(s.get(9), Some(&[0i16, 100][..]));
-        let allow: HashSet<u32> = [9].into_iter().collect();
+        let allow = AllowSet::from_ordinals([9]);
         assert_eq!(s.search(&[1, 0], 10, Some(&allow)).unwrap(), vec![(9, 0.0)]);
     }
 
@@ -537,7 +567,7 @@ mod tests {
         for (o, v) in s.sorted_rows() {
             exact.add(o, v);
         }
-        let allow: HashSet<u32> = (10..40).collect();
+        let allow = AllowSet::from_ordinals(10..40);
         for q in [[3, 1, 2, 0], [-5, 0, 1, 9]] {
             assert_eq!(s.search(&q, 7, None).unwrap(), exact.search(&q, 7, None).unwrap());
             assert_eq!(
@@ -572,6 +602,32 @@ mod tests {
         t.load_hnsw(&bytes).unwrap();
         assert_eq!(t.search(&q, 5, None).unwrap(), s.search(&q, 5, None).unwrap());
         assert_eq!(s.search(&q, 1, None).unwrap()[0].0, 100);
+    }
+
+    #[test]
+    fn a_selective_filter_never_empties_the_graph_stream() {
+        // 400 vectors over a threshold of 4, the graph in use: a filter of 6 (at most the
+        // threshold) is searched exactly; one of 100, far from the query, widens the graph's
+        // proposals until `k` of them pass.
+        let mut s = DenseStore::new(4);
+        s.set_exact_max(4);
+        for o in 0..400u32 {
+            let x = o as i16;
+            s.add(o, &[x - 200, (x % 9) + 1, 3, -(x % 4)]);
+        }
+        let s = installed(s);
+        let mut exact = DenseStore::new(4);
+        for (o, v) in s.sorted_rows() {
+            exact.add(o, v);
+        }
+        let q = [300, 1, 1, 0];
+        let few = AllowSet::from_ordinals([0, 1, 2, 3, 4, 5, 999]);
+        assert_eq!(s.search(&q, 3, Some(&few)).unwrap(), exact.search(&q, 3, Some(&few)).unwrap());
+        let far = AllowSet::from_ordinals(0..100);
+        let got = s.search(&q, 5, Some(&far)).unwrap();
+        assert_eq!(got.len(), 5);
+        assert!(got.iter().all(|e| far.contains(e.0)));
+        assert!(s.search(&q, 5, Some(&AllowSet::default())).unwrap().is_empty());
     }
 
     #[test]

@@ -43,6 +43,8 @@ pub enum Error {
     /// Malformed snapshot content; the detail is informative only (it may differ between
     /// backends, parity.md allows that after the `: `).
     CorruptSnapshot(String),
+    /// `AllowSet.from_bytes` was given bytes that are not one portable roaring bitmap.
+    AllowBytes,
     /// The HNSW library failed to do `op` (create, build, search or save a graph). The
     /// library's own text is left out: the message is the same from both kernels.
     Hnsw(HnswOp),
@@ -122,6 +124,7 @@ impl fmt::Display for Error {
             }
             Error::CorruptSnapshot(detail) if detail.is_empty() => f.write_str("corrupt snapshot"),
             Error::CorruptSnapshot(detail) => write!(f, "corrupt snapshot: {detail}"),
+            Error::AllowBytes => f.write_str("allow set: not a roaring bitmap"),
             Error::Hnsw(op) => write!(f, "hnsw graph {} failed", op.as_str()),
         }
     }
@@ -197,6 +200,7 @@ mod tests {
         assert_eq!(check_weights(&[1.0, f64::NAN, 0.0], 3).unwrap_err(), Error::BadWeight);
         assert_eq!(check_weights(&[-0.5, 1.0, 0.0], 3).unwrap_err(), Error::BadWeight);
         assert!(check_weights(&[0.0, 0.0, 2.0], 3).is_ok());
+        assert_eq!(Error::AllowBytes.to_string(), "allow set: not a roaring bitmap");
         assert_eq!(Error::NotSnapshot.to_string(), "not a memwire index snapshot");
         assert_eq!(
             Error::SnapshotContract("9".into()).to_string(),

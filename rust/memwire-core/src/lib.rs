@@ -6,6 +6,7 @@
 #[allow(clippy::all, clippy::pedantic, dead_code)]
 pub mod generated;
 
+pub mod allow;
 pub mod budget;
 pub mod dense;
 pub mod dot;
@@ -18,6 +19,7 @@ pub mod snapshot;
 pub mod tokenizer;
 pub mod wordpiece;
 
+pub use allow::AllowSet;
 pub use dense::GraphBuild;
 pub use error::{Error, ErrorKind, HnswOp, Result};
 pub use index::{BankIndex, RecallRow, Scored, Stats};

@@ -6,10 +6,10 @@
 //! therefore does not depend on how postings are visited, and selection is exact over every
 //! matching document.
 
-use rustc_hash::FxHashSet as HashSet;
 use std::cell::RefCell;
 use std::sync::Arc;
 
+use crate::allow::AllowSet;
 use crate::dense::score as dense_score;
 use crate::dot::Query;
 use crate::error::{check_depth, check_k, check_weights, Result};
@@ -28,8 +28,6 @@ struct Scratch {
     /// Number of query terms matched; 0 marks an untouched slot (reset after each query).
     hits: Vec<u32>,
     touched: Vec<u32>,
-    /// Bit set of allowed slots (cleared after each query).
-    allowed: Vec<u64>,
 }
 
 thread_local! {
@@ -91,7 +89,7 @@ struct Match {
 }
 
 /// Adds one query term's contribution to every (allowed) document of its posting list, with
-/// the contract's exact operation sequence.
+/// the contract's exact operation sequence. `allow` is read only when `FILTER`.
 #[inline(always)]
 fn accumulate<const FILTER: bool, const FIRST: bool>(
     s: &mut Scratch,
@@ -99,17 +97,17 @@ fn accumulate<const FILTER: bool, const FIRST: bool>(
     p: &Posting,
     idf: f64,
     norm: &[f64],
+    allow: &AllowSet,
 ) {
     // Equal-length local slices: the compiler keeps the pointers in registers (a push to
     // `touched` cannot move them) and can merge the bounds checks.
     let acc = &mut s.acc[..size];
     let hits = &mut s.hits[..size];
     let norm = &norm[..size];
-    let allowed = &s.allowed[..];
     let touched = &mut s.touched;
-    for (&slot, &tf) in p.slots.iter().zip(&p.tfs) {
+    for ((&slot, &tf), &ordinal) in p.slots.iter().zip(&p.tfs).zip(&p.ords) {
         let i = slot as usize;
-        if FILTER && allowed[i / 64] & (1 << (i % 64)) == 0 {
+        if FILTER && !allow.contains(ordinal) {
             continue;
         }
         let tf = f64::from(tf);
@@ -143,15 +141,6 @@ impl BankIndex {
         norms
     }
 
-    /// Live slots of the allowed ordinals, deduplicated and sorted.
-    fn allowed_slots(&self, allow: &[u32]) -> Vec<u32> {
-        let mut slots: Vec<u32> =
-            allow.iter().filter_map(|o| self.slot_of.get(o).copied()).collect();
-        slots.sort_unstable();
-        slots.dedup();
-        slots
-    }
-
     /// The query's distinct terms present in the vocabulary, with their idf, in query order;
     /// nothing when the index holds no token.
     fn present_terms(&self, query: &str) -> Vec<(u32, f64)> {
@@ -166,7 +155,7 @@ impl BankIndex {
     fn lexical<S, R>(
         &self,
         terms: &[(u32, f64)],
-        allow: Option<&[u32]>,
+        allow: Option<&AllowSet>,
         state: &mut S,
         mut sink: impl FnMut(&mut S, Match),
         then: impl FnOnce(&mut S, Option<Accumulated<'_>>) -> R,
@@ -176,13 +165,14 @@ impl BankIndex {
         }
         let norms = self.norms();
         let norm = &norms.values;
-        let allowed = allow.map(|a| self.allowed_slots(a));
         let visited: usize = terms.iter().map(|&(id, _)| self.postings[id as usize].df()).sum();
 
         // A small filter is cheaper to score document at a time (binary search per term).
-        if let Some(slots) = &allowed {
-            if slots.len().saturating_mul(terms.len()).saturating_mul(16) < visited {
-                for m in slots.iter().filter_map(|&slot| {
+        if let Some(allow) = allow {
+            let n = usize::try_from(allow.len()).unwrap_or(usize::MAX);
+            if n.saturating_mul(terms.len()).saturating_mul(16) < visited {
+                let live = allow.bitmap().iter().filter_map(|o| self.slot_of.get(&o).copied());
+                for m in live.filter_map(|slot| {
                     let ordinal = self.slots[slot as usize].ordinal;
                     let mut score = 0.0;
                     let mut hits = 0;
@@ -210,39 +200,27 @@ impl BankIndex {
                 s.acc.resize(size, 0.0);
                 s.hits.resize(size, 0);
             }
-            let words = size.div_ceil(64);
-            if s.allowed.len() < words {
-                s.allowed.resize(words, 0);
-            }
-            if let Some(slots) = &allowed {
-                for &slot in slots {
-                    s.allowed[slot as usize / 64] |= 1 << (slot % 64);
-                }
-            }
             s.touched.clear();
+            let none = AllowSet::default();
+            let filter = allow.unwrap_or(&none);
             for (i, &(id, idf)) in terms.iter().enumerate() {
                 let p = &self.postings[id as usize];
                 // Specialised loops: the first term cannot meet a touched slot, and the filter
                 // test is hoisted out of the unfiltered case.
-                match (allowed.is_some(), i == 0) {
-                    (false, true) => accumulate::<false, true>(s, size, p, idf, norm),
-                    (false, false) => accumulate::<false, false>(s, size, p, idf, norm),
-                    (true, true) => accumulate::<true, true>(s, size, p, idf, norm),
-                    (true, false) => accumulate::<true, false>(s, size, p, idf, norm),
+                match (allow.is_some(), i == 0) {
+                    (false, true) => accumulate::<false, true>(s, size, p, idf, norm, filter),
+                    (false, false) => accumulate::<false, false>(s, size, p, idf, norm, filter),
+                    (true, true) => accumulate::<true, true>(s, size, p, idf, norm, filter),
+                    (true, false) => accumulate::<true, false>(s, size, p, idf, norm, filter),
                 }
             }
-            let Scratch { acc, hits, touched, allowed: bits } = s;
+            let Scratch { acc, hits, touched } = s;
             for &slot in touched.iter() {
                 sink(state, Match { slot, score: acc[slot as usize], hits: hits[slot as usize] });
             }
             let out = then(state, Some(Accumulated { acc, hits, norm }));
             for &slot in touched.iter() {
                 hits[slot as usize] = 0;
-            }
-            if let Some(slots) = &allowed {
-                for &slot in slots {
-                    bits[slot as usize / 64] = 0;
-                }
             }
             out
         })
@@ -253,7 +231,7 @@ impl BankIndex {
     fn lexical_top<R>(
         &self,
         terms: &[(u32, f64)],
-        allow: Option<&[u32]>,
+        allow: Option<&AllowSet>,
         bm25_k: usize,
         overlap_k: usize,
         then: impl FnOnce(Vec<Scored>, Vec<Scored>, Option<Accumulated<'_>>) -> R,
@@ -287,7 +265,12 @@ impl BankIndex {
     }
 
     /// Exact BM25 top-k (docs/parity.md, "BM25").
-    pub fn search_bm25(&self, query: &str, k: i64, allow: Option<&[u32]>) -> Result<Vec<Scored>> {
+    pub fn search_bm25(
+        &self,
+        query: &str,
+        k: i64,
+        allow: Option<&AllowSet>,
+    ) -> Result<Vec<Scored>> {
         let k = check_k(k)?;
         Ok(self.lexical_top(&self.present_terms(query), allow, k, 0, |bm25, _, _| bm25))
     }
@@ -297,7 +280,7 @@ impl BankIndex {
         &self,
         query: &str,
         k: i64,
-        allow: Option<&[u32]>,
+        allow: Option<&AllowSet>,
     ) -> Result<Vec<Scored>> {
         let k = check_k(k)?;
         Ok(self.lexical_top(&self.present_terms(query), allow, 0, k, |_, overlap, _| overlap))
@@ -308,17 +291,16 @@ impl BankIndex {
         &self,
         vector: &[u8],
         k: i64,
-        allow: Option<&[u32]>,
+        allow: Option<&AllowSet>,
     ) -> Result<Vec<Scored>> {
         let k = check_k(k)?;
         self.dense_top(vector, k, allow)
     }
 
-    fn dense_top(&self, vector: &[u8], k: usize, allow: Option<&[u32]>) -> Result<Vec<Scored>> {
+    fn dense_top(&self, vector: &[u8], k: usize, allow: Option<&AllowSet>) -> Result<Vec<Scored>> {
         let query = self.decode_vector(vector)?;
         let Some(dense) = self.dense.as_ref() else { return Ok(Vec::new()) };
-        let allow: Option<HashSet<u32>> = allow.map(|a| a.iter().copied().collect());
-        dense.search(&query, k, allow.as_ref())
+        dense.search(&query, k, allow)
     }
 
     /// Fused recall (docs/parity.md, "Fusion"): each stream read to `depth`; the union of the
@@ -331,7 +313,7 @@ impl BankIndex {
         limit: i64,
         weights: Option<&[f64]>,
         depth: Option<i64>,
-        allow: Option<&[u32]>,
+        allow: Option<&AllowSet>,
         vector: Option<&[u8]>,
     ) -> Result<Vec<RecallRow>> {
         let limit = check_k(limit)?;
@@ -521,7 +503,8 @@ mod tests {
         let ix = corpus();
         let all = ix.search_bm25("rust error", 10, None).unwrap();
         for allow in [vec![1u32, 4, 99], vec![3], vec![], vec![2, 2, 1, 3, 4]] {
-            let got = ix.search_bm25("rust error", 10, Some(&allow)).unwrap();
+            let set = AllowSet::from_ordinals(allow.iter().copied());
+            let got = ix.search_bm25("rust error", 10, Some(&set)).unwrap();
             let want: Vec<_> = all.iter().filter(|e| allow.contains(&e.0)).copied().collect();
             assert_eq!(got, want);
         }
@@ -535,7 +518,8 @@ mod tests {
             ix.add(o, &text, None).unwrap();
         }
         let allow = [3u32, 77, 150, 499];
-        let small = ix.search_bm25("common word3 extra1", 10, Some(&allow)).unwrap();
+        let set = AllowSet::from_ordinals(allow);
+        let small = ix.search_bm25("common word3 extra1", 10, Some(&set)).unwrap();
         let all = ix.search_bm25("common word3 extra1", 1000, None).unwrap();
         let want: Vec<_> = all.iter().filter(|e| allow.contains(&e.0)).copied().collect();
         assert_eq!(small, want);

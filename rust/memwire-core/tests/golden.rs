@@ -7,7 +7,7 @@
 use std::fs;
 use std::path::PathBuf;
 
-use memwire_core::{budget, fusion, tokenizer, BankIndex, RecallRow, Scored};
+use memwire_core::{budget, fusion, tokenizer, AllowSet, BankIndex, RecallRow, Scored};
 use serde_json::Value;
 
 fn golden(name: &str) -> Option<Vec<Value>> {
@@ -162,8 +162,8 @@ fn check_queries(name: &str, index: &BankIndex, queries: &[Value], label: &str) 
         let ctx = format!("{name} [{label}] query #{qi} {:?}", q["query"]);
         let query = q["query"].as_str().unwrap();
         let k = q["k"].as_i64().unwrap();
-        let allow = (!q["allow"].is_null()).then(|| u32s(&q["allow"]));
-        let allow = allow.as_deref();
+        let allow = (!q["allow"].is_null()).then(|| AllowSet::from_ordinals(u32s(&q["allow"])));
+        let allow = allow.as_ref();
         let vector = opt_vec(&q["vector"]);
         assert_eq!(
             bits(&index.search_bm25(query, k, allow).unwrap()),

@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use memwire_core::error::{Error, ErrorKind};
 use memwire_core::generated::CONTRACT_VERSION;
 use memwire_core::{
-    budget, fusion, tokenizer, BankIndex as CoreIndex, GraphBuild, StaticEmbedder as CoreEmbedder,
+    budget, fusion, tokenizer, AllowSet as CoreAllow, BankIndex as CoreIndex, GraphBuild,
+    StaticEmbedder as CoreEmbedder,
 };
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -88,11 +89,15 @@ fn count_arg(
     }
 }
 
-/// The `allow` filter: ordinals that cannot be live are ignored, as in the Python twin.
-fn allow_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<u32>>> {
+/// The `allow` filter: an [`AllowSet`] is shared as it is; from any other iterable, ordinals
+/// that cannot be live are ignored, as in the Python twin.
+fn allow_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Arc<CoreAllow>>> {
     let Some(obj) = obj else { return Ok(None) };
     if obj.is_none() {
         return Ok(None);
+    }
+    if let Ok(set) = obj.cast::<AllowSet>() {
+        return Ok(Some(set.get().inner.clone()));
     }
     let mut out = Vec::new();
     for item in obj.try_iter()? {
@@ -102,7 +107,7 @@ fn allow_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<u32>>> {
             }
         }
     }
-    Ok(Some(out))
+    Ok(Some(Arc::new(CoreAllow::from_ordinals(out))))
 }
 
 fn weights_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<f64>>> {
@@ -438,6 +443,51 @@ impl BankIndex {
     }
 }
 
+/// A set of ordinals for the `allow` argument of searches (docs/parity.md, "Filters"), built
+/// once and shared by reference: a recall given one converts nothing. It holds ordinals, so it
+/// stays right whatever the index does after it was built.
+#[pyclass(module = "memwire._kernel._native", name = "AllowSet", frozen)]
+struct AllowSet {
+    inner: Arc<CoreAllow>,
+}
+
+#[pymethods]
+impl AllowSet {
+    /// Every item must be an ordinal (`0..=MAX_ORDINAL`), unlike a plain `allow` list.
+    #[new]
+    fn new(py: Python<'_>, ordinals: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let mut out = Vec::new();
+        for item in ordinals.try_iter()? {
+            let o = ordinal_arg(py, &item?)?;
+            out.push(memwire_core::error::check_ordinal(o).or_raise(py)?);
+        }
+        let inner = py.detach(|| CoreAllow::from_ordinals(out));
+        Ok(Self { inner: Arc::new(inner) })
+    }
+
+    /// A set from the portable roaring serialisation (pyroaring's `BitMap.serialize()`).
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: PyBackedBytes) -> PyResult<Self> {
+        let inner = py.detach(|| CoreAllow::from_bytes(&data)).or_raise(py)?;
+        Ok(Self { inner: Arc::new(inner) })
+    }
+
+    fn __len__(&self) -> usize {
+        usize::try_from(self.inner.len()).unwrap_or(usize::MAX)
+    }
+
+    fn __contains__(&self, ordinal: &Bound<'_, PyAny>) -> bool {
+        if !ordinal.is_instance_of::<PyInt>() {
+            return false;
+        }
+        ordinal.extract::<u32>().is_ok_and(|o| self.inner.contains(o))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<memwire._kernel._native.AllowSet len={}>", self.inner.len())
+    }
+}
+
 /// A planned HNSW graph (`BankIndex.plan_dense_graph`): `build()` it with no index lock held,
 /// then `BankIndex.install_dense_graph(plan)`. `cancel()` may be called from any thread.
 #[pyclass(module = "memwire._kernel._native", name = "DenseGraphBuild", frozen)]
@@ -527,6 +577,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
     m.add_class::<BankIndex>()?;
     m.add_class::<DenseGraphBuild>()?;
+    m.add_class::<AllowSet>()?;
     m.add_class::<StaticEmbedder>()?;
     Ok(())
 }

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from memwire._kernel.pure._generated import CONTRACT_VERSION
 
 if TYPE_CHECKING:
+    from memwire._kernel.pure.allow import AllowSet
     from memwire._kernel.pure.index import BankIndex
     from memwire._kernel.pure.ranking import rrf, trim_to_budget
     from memwire._kernel.pure.tokenizer import tokenize
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONTRACT_VERSION",
+    "AllowSet",
     "BankIndex",
     "StaticEmbedder",
     "build_info",
@@ -29,6 +31,7 @@ __all__ = [
 ]
 
 _WHERE = {
+    "AllowSet": "allow",
     "BankIndex": "index",
     "StaticEmbedder": "wordpiece",
     "rrf": "ranking",

@@ -5,11 +5,11 @@ from __future__ import annotations
 import contextlib
 import threading
 import weakref
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from pyroaring import BitMap
 
 from memwire._kernel.pure._generated import (
     DENSE_EXACT_MAX,
@@ -20,6 +20,7 @@ from memwire._kernel.pure._generated import (
     HNSW_OVERSAMPLE,
     HNSW_SCALAR,
 )
+from memwire._kernel.pure.allow import AllowSet
 from memwire._kernel.pure.ranking import top_k
 from memwire.errors import HnswError, InvalidInputError, SnapshotError
 
@@ -157,6 +158,7 @@ class DenseStore:
     def __init__(self, dim: int) -> None:
         self.dim = dim
         self.vectors: dict[int, npt.NDArray[np.int16]] = {}
+        self.members = BitMap()  # the keys of ``vectors``, for filtered searches
         self.exact_max = DENSE_EXACT_MAX
         self._matrix: tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]] | None = None
         self._hnsw: Any = None  # usearch.index.Index, installed by install_graph or a snapshot
@@ -176,6 +178,7 @@ class DenseStore:
     def add(self, ordinal: int, vector: npt.NDArray[np.int16]) -> None:
         with self._lock:
             self.vectors[ordinal] = vector
+            self.members.add(ordinal)
             self._matrix = None
             if self._hnsw is not None:
                 _graph_add(self._hnsw, ordinal, vector)
@@ -184,6 +187,7 @@ class DenseStore:
     def remove(self, ordinal: int) -> None:
         with self._lock:
             if self.vectors.pop(ordinal, None) is not None:
+                self.members.discard(ordinal)
                 self._matrix = None
                 if self._hnsw is not None:
                     self._hnsw.remove(ordinal)
@@ -274,34 +278,56 @@ class DenseStore:
             self._hnsw = graph
 
     def search(
-        self, query: npt.NDArray[np.int16], k: int, allow: set[int] | None
+        self, query: npt.NDArray[np.int16], k: int, allow: AllowSet | None
     ) -> list[tuple[int, float]]:
         with self._lock:
             return self._search(query, k, allow)
 
     def _search(
-        self, query: npt.NDArray[np.int16], k: int, allow: set[int] | None
+        self, query: npt.NDArray[np.int16], k: int, allow: AllowSet | None
     ) -> list[tuple[int, float]]:
         q = query.astype(np.int64)
-        if len(self.vectors) <= self.exact_max or self._hnsw is None:
+        graph = self._hnsw if len(self.vectors) > self.exact_max else None
+        if graph is None:
             # Exact up to the threshold, and above it until a graph is installed.
             ords, mat = self._exact()
             if allow is not None:
-                keep = np.fromiter((int(o) in allow for o in ords), dtype=bool, count=len(ords))
+                keep = allow.keep(ords)
                 ords, mat = ords[keep], mat[keep]
-            dots = mat @ q
-        else:
-            wanted = min(len(self.vectors), k * HNSW_OVERSAMPLE)
-            try:
-                found = self._hnsw.search(_as_f32(query), wanted, threads=1)
-            except Exception as exc:
-                raise _failed("search") from exc
-            cands: Iterable[int] = (int(key) for key in found.keys)
-            if allow is not None:
-                cands = (c for c in cands if c in allow)
-            ords = np.array(sorted(set(cands)), dtype=np.intp)
+        elif allow is not None and allow.bitmap.intersection_cardinality(self.members) <= (
+            self.exact_max
+        ):
+            # A filter that leaves at most `exact_max` vectors is searched exactly.
+            ords = np.asarray((allow.bitmap & self.members).to_array(), dtype=np.intp)
             if len(ords) == 0:
                 return []
             mat = np.stack([self.vectors[int(o)] for o in ords]).astype(np.int64)
-            dots = mat @ q
+        else:
+            ords = self._proposals(graph, query, k, allow)
+            if len(ords) == 0:
+                return []
+            mat = np.stack([self.vectors[int(o)] for o in ords]).astype(np.int64)
+        dots = mat @ q
         return top_k(ords, dots.astype(np.float64) / _DIVISOR, k)
+
+    def _proposals(
+        self, graph: Any, query: npt.NDArray[np.int16], k: int, allow: AllowSet | None
+    ) -> npt.NDArray[np.intp]:
+        """The graph's distinct proposals that ``allow`` admits, ascending: ``k *
+        HNSW_OVERSAMPLE`` asked for, twice as many while fewer than ``k`` pass, until the graph
+        has proposed every vector."""
+        size = len(self.vectors)
+        wanted = min(size, k * HNSW_OVERSAMPLE)
+        vector = _as_f32(query)
+        while True:
+            try:
+                found = graph.search(vector, wanted, threads=1)
+            except Exception as exc:
+                raise _failed("search") from exc
+            keys = np.unique(np.asarray(found.keys, dtype=np.int64))
+            kept = keys[[int(o) in self.vectors for o in keys]] if len(keys) else keys
+            if allow is not None:
+                kept = kept[allow.keep(kept.astype(np.intp))]
+            if allow is None or len(kept) >= k or wanted >= size:
+                return kept.astype(np.intp)
+            wanted = min(size, wanted * 2)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -24,10 +25,14 @@ from memwire._kernel.pure._generated import (
     DENSE_SCALE,
     MAX_ORDINAL,
 )
+from memwire._kernel.pure.allow import AllowSet, as_bitmap
 from memwire._kernel.pure.dense import DenseStore, GraphBuild, decode
 from memwire._kernel.pure.ranking import top_k
 from memwire._kernel.pure.tokenizer import tokenize
 from memwire.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from memwire._kernel.contract import Allow
 
 __all__ = ["BankIndex"]
 
@@ -45,7 +50,9 @@ class Postings:
         self.docs = BitMap()
         self.tfs = array("I")
         self.slots = array("I")
-        self._arrays: tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]] | None = None
+        self._arrays: (
+            tuple[npt.NDArray[np.intp], npt.NDArray[np.float64], npt.NDArray[np.intp]] | None
+        ) = None
 
     def add(self, ordinal: int, tf: int, slot: int) -> None:
         if not self.docs or ordinal > self.docs.max():
@@ -66,11 +73,15 @@ class Postings:
         self.docs.remove(ordinal)
         self._arrays = None
 
-    def arrays(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
-        """(slots, term frequencies as f64), aligned, in ordinal order."""
+    def arrays(
+        self,
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64], npt.NDArray[np.intp]]:
+        """(slots, term frequencies as f64, ordinals), aligned, in ordinal order."""
         if self._arrays is None:
             slots = np.frombuffer(self.slots, dtype=np.uint32).astype(np.intp)
-            self._arrays = (slots, np.frombuffer(self.tfs, dtype=np.uint32).astype(np.float64))
+            tfs = np.frombuffer(self.tfs, dtype=np.uint32).astype(np.float64)
+            ords = np.frombuffer(self.docs.to_array(), dtype=np.uint32).astype(np.intp)
+            self._arrays = (slots, tfs, ords)
         return self._arrays
 
 
@@ -213,21 +224,8 @@ class BankIndex:
             self._norm_cache = BM25_K1 * ((1.0 - BM25_B) + BM25_B * (dl / avgdl))
         return self._norm_cache
 
-    def _mask(self, allow: Sequence[int] | None) -> npt.NDArray[np.bool_] | None:
-        """Allowed slots; ordinals that are not live are ignored."""
-        if allow is None:
-            return None
-        mask = np.zeros(len(self._doc_len), dtype=bool)
-        slot_of = self._slot_of
-        idx = np.fromiter(
-            (s for s in (slot_of.get(o) for o in allow if isinstance(o, int)) if s is not None),
-            dtype=np.intp,
-        )
-        mask[idx] = True
-        return mask
-
     def _lexical(
-        self, query: str, allow: Sequence[int] | None
+        self, query: str, allow: AllowSet | None
     ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """Matching ordinals with their BM25 scores and overlap counts (any order)."""
         terms, idfs, _ = self._query_terms(query)
@@ -246,7 +244,7 @@ class BankIndex:
         self,
         terms: list[Postings | None],
         idfs: list[float],
-        allow: Sequence[int] | None,
+        allow: AllowSet | None,
         norms: tuple[npt.NDArray[np.float64], ...],
     ) -> tuple[npt.NDArray[np.float64], list[npt.NDArray[np.float64]]]:
         """Per slot: the number of query terms matched, and a BM25 score per length
@@ -255,13 +253,12 @@ class BankIndex:
         size = len(self._doc_len)
         hits = np.zeros(size, dtype=np.float64)
         accs = [np.zeros(size, dtype=np.float64) for _ in norms]
-        mask = self._mask(allow)
         for postings, idf in zip(terms, idfs, strict=True):
             if postings is None:
                 continue
-            slots, tfs = postings.arrays()
-            if mask is not None:
-                keep = mask[slots]
+            slots, tfs, ords = postings.arrays()
+            if allow is not None:
+                keep = allow.keep(ords)
                 slots, tfs = slots[keep], tfs[keep]
             hits[slots] += 1.0
             for acc, norm in zip(accs, norms, strict=True):
@@ -269,27 +266,30 @@ class BankIndex:
         return hits, accs
 
     def search_bm25(
-        self, query: str, k: int, allow: Sequence[int] | None = None
+        self, query: str, k: int, allow: Allow | None = None
     ) -> list[tuple[int, float]]:
         _checks.at_least_one("k", k)
-        ords, scores, _ = self._lexical(query, allow)
+        ords, scores, _ = self._lexical(query, _allow(allow))
         return top_k(ords, scores, k)
 
     def search_overlap(
-        self, query: str, k: int, allow: Sequence[int] | None = None
+        self, query: str, k: int, allow: Allow | None = None
     ) -> list[tuple[int, float]]:
         _checks.at_least_one("k", k)
-        ords, scores, counts = self._lexical(query, allow)
+        ords, scores, counts = self._lexical(query, _allow(allow))
         return _overlap_top(ords, scores, counts, k)
 
     def search_dense(
-        self, vector: bytes, k: int, allow: Sequence[int] | None = None
+        self, vector: bytes, k: int, allow: Allow | None = None
     ) -> list[tuple[int, float]]:
         _checks.at_least_one("k", k)
+        return self._dense_top(vector, k, _allow(allow))
+
+    def _dense_top(self, vector: bytes, k: int, allow: AllowSet | None) -> list[tuple[int, float]]:
         query = decode(bytes(vector), self._dim)
         if self._dense is None:
             return []
-        return self._dense.search(query, k, set(allow) if allow is not None else None)
+        return self._dense.search(query, k, allow)
 
     # -- the HNSW graph (docs/parity.md, "Dense stream") -------------------------------
     def dense_graph_needed(self) -> bool:
@@ -320,16 +320,17 @@ class BankIndex:
         limit: int,
         weights: Sequence[float] | None = None,
         depth: int | None = None,
-        allow: Sequence[int] | None = None,
+        allow: Allow | None = None,
         vector: bytes | None = None,
     ) -> list[tuple[int, float, int, int, int]]:
         _checks.at_least_one("k", limit)
         ws = _checks.weights(DEFAULT_WEIGHTS if weights is None else weights, 3)
         depth = _checks.at_least_one("depth", DEFAULT_DEPTH if depth is None else depth)
+        allowed = _allow(allow)
         dense: list[tuple[int, float]] = []
         qvec = None
         if vector is not None:
-            dense = self.search_dense(vector, depth, allow)
+            dense = self._dense_top(vector, depth, allowed)
             qvec = decode(bytes(vector), self._dim).astype(np.int64)
         w_dense = ws[2] if vector is not None else 0.0
         total = (ws[0] + ws[1]) + w_dense
@@ -342,7 +343,7 @@ class BankIndex:
             # `capped`: the fused score's BM25, length normalisation capped at K1 (step 5).
             norm = self._norms()
             cap = np.minimum(norm, BM25_K1)
-            hits, (acc, capped) = self._accumulate(terms, idfs, allow, (norm, cap))
+            hits, (acc, capped) = self._accumulate(terms, idfs, allowed, (norm, cap))
         else:
             hits = acc = capped = np.zeros(len(self._doc_len))
         ords, scores, counts = self._matches(acc, hits)
@@ -413,6 +414,10 @@ class BankIndex:
         from memwire._kernel.pure.snapshot import load
 
         return load(data)
+
+
+def _allow(allow: Allow | None) -> AllowSet | None:
+    return None if allow is None else as_bitmap(allow)
 
 
 def _overlap_top(

@@ -337,6 +337,7 @@ def _build(doc: dict[Any, Any]) -> BankIndex:
         index._dense = DenseStore(dim)
         for o, row in zip(vec_docs, mat, strict=True):
             index._dense.vectors[o] = row
+        index._dense.members = BitMap(vec_docs)
     graph = doc.get("hnsw")
     if graph is not None:
         if not isinstance(graph, _BYTES):
