@@ -6,8 +6,8 @@ every message ``{role, id, content, time_anchor?}``) and
 a list or a dict of lists, are the gold message ids). One bank per conversation, one memory per
 message (``role: content``), stored alone by default or, with ``context_turns`` /
 ``context_after``, through ``Memory.retain_conversation`` with the messages around it as its
-context (still one memory per message). Every question with gold ids is a query (abstention questions
-have none); a hit is gold when it is one of the ids.
+context (still one memory per message). Every question with gold ids is a query (abstention
+questions have none); a hit is gold when it is one of the ids.
 
 Dates: few messages carry a time anchor, so each message is dated by the last anchor at or
 before it (the first anchor for those before any), plus its position in the chat in seconds:
@@ -31,7 +31,14 @@ from typing import Any
 from memwire._text import MAX_CONTENT_CHARS
 from memwire.embed import Embedder
 from memwire.errors import InvalidInputError
-from memwire.eval._common import bank_config, check_windows, new_report, progress, recall_config, timed_recall
+from memwire.eval._common import (
+    bank_config,
+    check_windows,
+    new_report,
+    progress,
+    recall_config,
+    timed_recall,
+)
 from memwire.eval.metrics import QueryResult, summarize
 from memwire.eval.report import Latency, Report
 from memwire.memory import Memory

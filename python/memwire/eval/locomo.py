@@ -27,7 +27,14 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from memwire.embed import Embedder
-from memwire.eval._common import bank_config, check_windows, new_report, progress, recall_config, timed_recall
+from memwire.eval._common import (
+    bank_config,
+    check_windows,
+    new_report,
+    progress,
+    recall_config,
+    timed_recall,
+)
 from memwire.eval.metrics import QueryResult, summarize
 from memwire.eval.report import Latency, Report
 from memwire.memory import Memory
