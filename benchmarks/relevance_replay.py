@@ -1,6 +1,6 @@
 """Record recall's kernel rows once, then replay relevance rules over them in seconds.
 
-    python benchmarks/relevance_replay.py record [--embedder minilm] [--out FILE]
+    python benchmarks/relevance_replay.py record [--embedder minilm] [--scifact train] [--out FILE]
     python benchmarks/relevance_replay.py replay FILE [FILE ...] [--floor X]
         [--calibration COSINE,MARGIN,CROWD ...]
 
@@ -14,7 +14,9 @@
 - **nothing**: the first 200 distinct SciFact *train* claims against each LoCoMo dev
   conversation (1,200 queries about topics the banks never mention; no hit is right);
 - **locomo**: the LoCoMo dev questions (categories 1-4) against their conversation, ingested
-  as ``memwire eval locomo`` does (limit 20; strict R@1 / R@10).
+  as ``memwire eval locomo`` does (limit 20; strict R@1 / R@10);
+- with ``--scifact train`` (the tuning split; ``test`` to report), **scifact**: its queries
+  against the 5,183 abstracts, as ``memwire eval beir`` asks them (limit 100; nDCG@10).
 
 For each recall it keeps what ``Memory._hits`` received (the kernel's rows, best first, how
 many were asked for, the dense stream's share, the bank's floor and pack settings, the bank's
@@ -43,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memwire.config import MAX_RECALL_TOKENS
 from memwire.embed import static
 from memwire.eval.locomo import CATEGORIES, _evidence, _turns, evaluate_locomo
 from memwire.eval.metrics import QueryResult, summarize
@@ -53,7 +56,7 @@ from memwire.memory.relevance import Calibration
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from recall_quality import dev_sets, embedder_named, scifact_train_claims  # noqa: E402
+from recall_quality import _jsonl, dev_sets, embedder_named, scifact_train_claims  # noqa: E402
 
 Row = tuple[int, float, int, int, int]
 Judge = Callable[..., list[Row]]
@@ -145,7 +148,7 @@ class _Recorder:
         )
 
 
-def record(embedder_name: str, backend: str | None) -> Recording:
+def record(embedder_name: str, backend: str | None, scifact: str | None = None) -> Recording:
     data, pairs, distractors, needles = dev_sets()
     embedder = embedder_named(embedder_name)
     defaults = inspect.signature(evaluate_locomo).parameters
@@ -195,9 +198,36 @@ def record(embedder_name: str, backend: str | None) -> Recording:
                         continue
                     memory.recall(qa["question"], bank=bank, limit=limit)
                     rec.calls[-1].gold = gold
+            if scifact is not None:
+                _record_scifact(memory, rec, data / "scifact", scifact, dia)
         finally:
             rec.close()
     return Recording(rec.embedder, rec.calls, rec.members, rec.ids, dia)
+
+
+def _record_scifact(
+    memory: Memory, rec: _Recorder, root: Path, split: str, dia: dict[str, dict[str, list[str]]]
+) -> None:
+    """SciFact's ``split`` queries against its abstracts, as ``memwire eval beir`` asks them."""
+    corpus = _jsonl(root / "corpus.jsonl")
+    queries = {str(q["_id"]): str(q["text"]) for q in _jsonl(root / "queries.jsonl")}
+    qrels: dict[str, list[str]] = {}
+    with open(root / "qrels" / f"{split}.tsv", encoding="utf-8") as fh:
+        next(fh)
+        for line in fh:
+            qid, doc, score = line.rstrip("\n").split("\t")
+            if int(score) > 0:
+                qrels.setdefault(qid, []).append(doc)
+    items = [
+        {"content": f"{d.get('title') or ''}\n{d['text']}".strip(), "document_id": str(d["_id"])}
+        for d in corpus
+    ]
+    ids = memory.retain_many(items, bank="scifact")
+    dia["scifact"] = {i: [str(d["_id"])] for i, d in zip(ids, corpus, strict=True)}
+    rec.bank, rec.kind = "scifact", "scifact"
+    for qid, gold in qrels.items():
+        memory.recall(queries[qid], bank="scifact", limit=100, budget=MAX_RECALL_TOKENS)
+        rec.calls[-1].gold = gold
 
 
 def serve(call: Call, rec: Recording, rule: Judge) -> list[int]:
@@ -223,6 +253,7 @@ def evaluate(rec: Recording, rule: Judge = shipped) -> dict[str, float]:
     """hit@5, silence and LoCoMo strict R@1 / R@10 of ``rule`` over ``rec``."""
     para = hit = empty = nothing = silent_e = silent_n = needles = n1 = 0
     results: list[QueryResult] = []
+    beir: list[QueryResult] = []
     for call in rec.calls:
         got = serve(call, rec, rule)
         if call.kind == "para":
@@ -241,8 +272,10 @@ def evaluate(rec: Recording, rule: Judge = shipped) -> dict[str, float]:
             ranked = [
                 d for o in got for d in rec.dia[call.bank].get(rec.ids[call.bank].get(o, ""), [])
             ]
-            results.append(QueryResult(ranked=ranked, gold={g: 1 for g in call.gold}))
+            found = QueryResult(ranked=ranked, gold={g: 1 for g in call.gold})
+            (beir if call.kind == "scifact" else results).append(found)
     m = summarize(results, (1, 10)).metrics["all"] if results else {}
+    b = summarize(beir, (10,)).metrics["all"] if beir else {}
     return {
         "para_hit5": hit,
         "para_n": para,
@@ -251,6 +284,7 @@ def evaluate(rec: Recording, rule: Judge = shipped) -> dict[str, float]:
         "locomo_r1": m.get("recall_any@1", 0.0),
         "locomo_r10": m.get("recall_any@10", 0.0),
         "needle_hit1": n1 / needles if needles else 0.0,
+        "scifact_ndcg10": b.get("ndcg@10", 0.0),
     }
 
 
@@ -300,6 +334,12 @@ def main() -> int:
     r.add_argument("--embedder", choices=("static", "minilm"), default="static")
     r.add_argument("--backend", choices=("rust", "python"), default=None)
     r.add_argument("--out", default=None, help="default: /tmp/relevance_<embedder>.pkl")
+    r.add_argument(
+        "--scifact",
+        choices=("train", "test"),
+        default=None,
+        help="also SciFact's queries of this split against its 5,183 abstracts (nDCG@10)",
+    )
     s = sub.add_parser("replay", help="replay the shipped rule, or variants, over recordings")
     s.add_argument("files", nargs="+")
     s.add_argument("--floor", type=float, default=None, help="replace every call's floor")
@@ -314,7 +354,7 @@ def main() -> int:
     args = p.parse_args()
     if args.command == "record":
         start = time.perf_counter()
-        rec = record(args.embedder, args.backend)
+        rec = record(args.embedder, args.backend, args.scifact)
         out = args.out or f"/tmp/relevance_{args.embedder}.pkl"
         with open(out, "wb") as fh:
             pickle.dump(rec, fh, protocol=pickle.HIGHEST_PROTOCOL)
