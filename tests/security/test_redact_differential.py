@@ -128,3 +128,24 @@ def test_secret_kinds_cache_returns_a_fresh_list() -> None:
     assert kinds == ["secret"]
     kinds.append("mutated")
     assert redact_module.secret_kinds("token=abcdef123456") == ["secret"]
+
+
+@pytest.mark.parametrize("seed", [21, 22])
+def test_the_prefilter_passes_whenever_a_gate_does(seed: int) -> None:
+    """``_may_redact`` is implied by every rule's gate, so the texts it stops are exactly texts
+    no rule would be tried on; and it does stop ordinary prose."""
+    rng = random.Random(seed)
+    battery_texts = texts(3000, seed)
+    # Short pieces too: a lone literal or a single odd character next to it.
+    battery_texts += [_mutate(rng, rng.choice(_gate_literals())) for _ in range(3000)]
+    passed = 0
+    for text in battery_texts:
+        low = text.lower()
+        digits = redact_module._digit_count(text)
+        gated = any(when(text, low, digits) for when, _, _ in redact_module._PLAN)
+        may = redact_module._may_redact(text, low)
+        assert may or not gated, text
+        passed += may
+    assert passed < len(battery_texts)
+    prose = "The user asked about the weather in Paris, then booked a table for two."
+    assert not redact_module._may_redact(prose, prose.lower())

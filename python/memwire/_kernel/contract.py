@@ -179,6 +179,12 @@ class StaticEmbedder(Protocol):
 
     def sums(self, texts: Sequence[str]) -> list[bytes | None]: ...
 
+    def quantized(self, texts: Sequence[str]) -> tuple[list[bytes | None], list[int]]:
+        """Per text, its sum normalised and quantised by ``memwire._kernel.vectors.quantize``'s
+        rule (None: no known token or a zero sum), and the positions whose sum's squares reach
+        2**53 (None in the list: the caller quantises their :meth:`sums`)."""
+        ...
+
 
 class StaticEmbedderType(Protocol):
     def __call__(self, vocab: Sequence[str], table: bytes, dim: int) -> StaticEmbedder: ...

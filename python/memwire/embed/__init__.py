@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from memwire._kernel.contract import MAX_DIM
 from memwire._kernel.vectors import quantize, quantize_many
+from memwire.embed.static import StaticEmbedder
 from memwire.errors import InvalidInputError
 
 __all__ = ["MAX_DIM", "MAX_ID_CHARS", "Embedder", "Vector", "check_embedder", "encode"]
@@ -65,6 +66,8 @@ def encode(embedder: Embedder, space: tuple[str, int], texts: Sequence[str]) -> 
     if not texts:
         return []
     name, dim = space
+    if isinstance(embedder, StaticEmbedder) and embedder.dim == dim:
+        return embedder.quantized(texts)  # quantised in the kernel: the same bytes
     vectors = embedder.embed(list(texts))
     try:
         count = len(vectors)

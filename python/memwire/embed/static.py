@@ -24,6 +24,7 @@ import numpy.typing as npt
 
 from memwire._dist import DISTRIBUTION
 from memwire._kernel.backend import backend_info, get_kernel, load_kernel
+from memwire._kernel.vectors import quantize_many
 from memwire.errors import BackendError, MemwireError
 
 __all__ = ["LEGACY_ID", "MODEL_ID", "TABLES", "StaticEmbedder", "default_embedder"]
@@ -91,6 +92,8 @@ def _table(safetensors: bytes) -> tuple[bytes, int, int]:
 class _KernelEmbedder(Protocol):
     def sums(self, texts: Sequence[str]) -> list[bytes | None]: ...
 
+    def quantized(self, texts: Sequence[str]) -> tuple[list[bytes | None], list[int]]: ...
+
 
 class StaticEmbedder:
     """Sentence vector = direction of the sum of the int8 rows of the text's WordPiece tokens.
@@ -129,6 +132,18 @@ class StaticEmbedder:
         """Integer row sums (exact), one per text; None for a text with no known token."""
         sums = self._kernel_embedder.sums(list(texts))
         return [None if s is None else np.frombuffer(s, dtype="<i4") for s in sums]
+
+    def quantized(self, texts: Sequence[str]) -> list[bytes | None]:
+        """``quantize`` of each :meth:`embed` vector, done in the kernel (the same bytes as
+        ``memwire.embed.encode`` of :meth:`embed`'s vectors); None for a text with no vector."""
+        vectors, inexact = self._kernel_embedder.quantized(list(texts))
+        if inexact:  # sums too large to normalise exactly in the kernel: numpy's rule
+            again = quantize_many(self.embed([texts[i] for i in inexact]), self._dim)
+            if again is None:  # integer vectors of the right width are never handed back
+                raise AssertionError("quantize_many refused the embedder's sums")
+            for i, vector in zip(inexact, again, strict=True):
+                vectors[i] = vector
+        return vectors
 
 
 _default: dict[tuple[str | None, str], StaticEmbedder] = {}

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use memwire_core::error::{Error, ErrorKind};
 use memwire_core::generated::CONTRACT_VERSION;
+use memwire_core::wordpiece::Quantized;
 use memwire_core::{
     budget, fusion, tokenizer, AllowSet as CoreAllow, BankIndex as CoreIndex, GraphBuild,
     StaticEmbedder as CoreEmbedder,
@@ -552,18 +553,41 @@ impl StaticEmbedder {
         &self,
         py: Python<'py>,
         texts: Vec<PyBackedStr>,
-    ) -> PyResult<Vec<Option<Bound<'py, PyBytes>>>> {
-        let sums: Vec<Option<Vec<u8>>> = py.detach(|| {
-            texts
-                .iter()
-                .map(|t| {
-                    self.inner
-                        .sum(t)
-                        .map(|v| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())
-                })
-                .collect()
-        });
-        Ok(sums.into_iter().map(|s| s.map(|b| PyBytes::new(py, &b))).collect())
+    ) -> Vec<Option<Bound<'py, PyBytes>>> {
+        let (flat, found) = py.detach(|| self.inner.sums_le(&texts));
+        let width = 4 * self.inner.dim();
+        flat.chunks_exact(width)
+            .zip(found)
+            .map(|(bytes, found)| found.then(|| PyBytes::new(py, bytes)))
+            .collect()
+    }
+
+    /// Per text, its canonical int16 vector (the sum normalised and quantised exactly as
+    /// `memwire._kernel.vectors.quantize` does) as bytes, or None (no known token, or a zero
+    /// sum); and the positions whose sum is too large to normalise exactly here (None in the
+    /// list: the caller quantises their `sums`).
+    fn quantized<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+    ) -> (Vec<Option<Bound<'py, PyBytes>>>, Vec<usize>) {
+        let (flat, kinds) = py.detach(|| self.inner.quantized(&texts));
+        let width = 2 * self.inner.dim();
+        let mut inexact = Vec::new();
+        let vectors = flat
+            .chunks_exact(width)
+            .zip(kinds)
+            .enumerate()
+            .map(|(i, (bytes, kind))| match kind {
+                Quantized::Vector => Some(PyBytes::new(py, bytes)),
+                Quantized::NoVector => None,
+                Quantized::Inexact => {
+                    inexact.push(i);
+                    None
+                }
+            })
+            .collect();
+        (vectors, inexact)
     }
 }
 

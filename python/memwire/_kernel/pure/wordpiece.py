@@ -19,6 +19,7 @@ from memwire._kernel.pure._generated import (
     EMBED_SUBWORD_PREFIX,
     EMBED_UNK,
 )
+from memwire._kernel.vectors import quantize_many
 from memwire.errors import InvalidInputError
 
 __all__ = ["StaticEmbedder"]
@@ -43,6 +44,9 @@ _WORDS = re.compile(
 )
 _FOLD = dict(EMBED_FOLD)
 _CACHE_MAX = 200_000
+# Squares summing below 2**53 are exact in float64 in any order: the norm is then the same for
+# every implementation of ``quantize`` (docs/parity.md, "Static embedder").
+_EXACT_SQUARES = 2**53
 
 
 class StaticEmbedder:
@@ -106,3 +110,24 @@ class StaticEmbedder:
             total = self._table[np.asarray(ids, dtype=np.intp)].astype(np.int32).sum(axis=0)
             out.append(total.astype("<i4").tobytes())
         return out
+
+    def quantized(self, texts: Sequence[str]) -> tuple[list[bytes | None], list[int]]:
+        """Per text, ``quantize`` of its sum (None: no token, or a zero sum), and the positions
+        whose sum's squares reach 2**53 (None in the list: the caller quantises their sums)."""
+        sums = self.sums(texts)
+        out: list[bytes | None] = [None] * len(sums)
+        found = [(i, total) for i, total in enumerate(sums) if total is not None]
+        rows = np.frombuffer(b"".join(total for _, total in found), dtype="<i4")
+        rows = rows.reshape(len(found), self.dim)
+        wide = rows.astype(np.float64)
+        # A float64 sum of integer squares stays below 2**53 exactly when the true sum does,
+        # whatever the order (every partial sum is then exact).
+        squares = np.einsum("ij,ij->i", wide, wide).tolist()
+        exact = [k for k, s in enumerate(squares) if s < _EXACT_SQUARES]
+        inexact = [found[k][0] for k, s in enumerate(squares) if s >= _EXACT_SQUARES]
+        vectors = quantize_many([rows[k] for k in exact], self.dim)
+        if vectors is None:  # integer rows of the right width are never handed back
+            raise AssertionError("quantize_many refused the embedder's sums")
+        for k, vector in zip(exact, vectors, strict=True):
+            out[found[k][0]] = vector
+        return out, inexact
