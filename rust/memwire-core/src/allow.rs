@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 
 /// The plain bit set may take up to this many 64-bit words per member, plus [`DENSE_SLACK`].
 const DENSE_WORDS_PER_MEMBER: u64 = 1;
-const DENSE_SLACK: u64 = 4096;
+const DENSE_SLACK: u64 = 1 << 12; // words: a 32 KiB bit set is always fine
 
 /// A set of allowed ordinals; ordinals that are not live in the searched index are ignored.
 #[derive(Debug, Clone, Default)]
