@@ -158,29 +158,27 @@ class Client:
             + b"\r\n\r\n"
         )
         self.sock.sendall(head + data)
+        status, answer = self._response()
+        if status != b"200":
+            raise RuntimeError(f"POST {path}: {status!r} {answer[:200]!r}")
+        return json.loads(answer)
+
+    def _response(self) -> tuple[bytes, bytes]:
+        """The next response's status code and body (sized by its Content-Length)."""
         status = self.reader.readline().split(b" ", 2)
         length = 0
         while (line := self.reader.readline()) not in (b"\r\n", b""):
             name, _, value = line.partition(b":")
             if name.strip().lower() == b"content-length":
                 length = int(value)
-        answer = self.reader.read(length)
-        if len(status) < 2 or status[1] != b"200":
-            raise RuntimeError(f"POST {path}: {status!r} {answer[:200]!r}")
-        return json.loads(answer)
+        return (status[1] if len(status) > 1 else b""), self.reader.read(length)
 
     def get(self, path: str) -> Any:
         """GET an absolute ``path`` (not under the prefix); its JSON answer, whatever status."""
         self.sock.sendall(
             b"GET " + path.encode() + b" HTTP/1.1\r\nHost: " + self.host + b"\r\n\r\n"
         )
-        self.reader.readline()
-        length = 0
-        while (line := self.reader.readline()) not in (b"\r\n", b""):
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value)
-        return json.loads(self.reader.read(length))
+        return json.loads(self._response()[1])
 
     def close(self) -> None:
         self.reader.close()
