@@ -10,9 +10,13 @@ own to every POST on this machine, which earlier runs counted as the server's):
 
 - ``first_health_s``: from spawning the server to its first ``ok`` on ``/health`` (polled every
   2 ms), ``first_health_cpu_s`` the CPU time the server had used by then (steadier than the
-  wall clock on a loaded machine), and the idle RSS of the empty server;
+  wall clock on a loaded machine), and the idle RSS of the empty server (the servers use
+  compiled bytecode, as an installed package does: see ``main``);
 - ``single_retains_per_s``: ``--singles`` POST /retain of the corpus's documents, one at a time;
   then the same from ``--clients`` clients at once (group commit shares their fsyncs);
+  ``fsync_floor_ms``: what one durable commit's I/O costs on this disk without SQLite
+  (:func:`fsync_floor_ms`), and ``single_retain_ceiling_per_s`` the rate it allows one client
+  that waits for each answer (memwire answers a retain only once its commit is on disk);
 - ``batch_memories_per_s``: the ``--n`` documents through POST /retain_many, 1,000 per request;
 - recall p50/p95/p99 over the corpus's queries on that bank (once the server's background work,
   the HNSW graph above all, is done: ``background_wait_s``; then a 50-query warm-up), and the
@@ -312,7 +316,42 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         process.kill()
 
 
-DEFAULT_PEER = HERE.parent.parent / "shared" / "peers" / "memory-wire" / "memory-wire"
+def _default_peer() -> Path:
+    """``shared/peers/memory-wire/memory-wire`` beside the checkout, or beside any folder above
+    it (a worktree under ``wt/`` finds the same ``shared/`` as the main checkout)."""
+    tail = Path("shared") / "peers" / "memory-wire" / "memory-wire"
+    for folder in HERE.parents:
+        if (folder / tail).exists():
+            return folder / tail
+    return HERE.parent.parent / tail
+
+
+DEFAULT_PEER = _default_peer()
+
+
+def fsync_floor_ms(folder: Path, pages: int = 9, rounds: int = 200) -> float:
+    """Median ms of one durable commit's I/O on this disk, without SQLite: ``pages`` 4 KiB
+    writes (about what one single retain adds to the WAL) and one ``fdatasync``, into a
+    preallocated file in ``folder`` (as SQLite overwrites its WAL once it has grown). A
+    client that waits for each answer cannot retain durably faster than 1000 / this per
+    second, whatever the server does around it."""
+    path = folder / "fsync-floor"
+    page = b"x" * 4096
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, b"\0" * len(page) * pages * (rounds + 1))
+        os.fsync(fd)
+        timings = []
+        for r in range(rounds):
+            t0 = time.perf_counter()
+            for i in range(pages):
+                os.pwrite(fd, page, (r * pages + i) * len(page))
+            os.fdatasync(fd)
+            timings.append(time.perf_counter() - t0)
+    finally:
+        os.close(fd)
+        path.unlink()
+    return round(statistics.median(timings) * 1000, 3)
 
 
 def main() -> int:
@@ -339,6 +378,13 @@ def main() -> int:
     from memwire import Memory
 
     env = dict(os.environ)
+    # The servers read and write compiled bytecode as an installed package does (pip compiles
+    # at install): with PYTHONDONTWRITEBYTECODE set (this project's environment) memwire's own
+    # modules would be compiled from source at every start. The cache goes to a temporary
+    # folder (never into the source tree); one start is run first to fill it.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    pycache = tempfile.TemporaryDirectory(prefix="mw-pycache-")
+    env["PYTHONPYCACHEPREFIX"] = pycache.name
     if args.backend:
         env["MEMWIRE_BACKEND"] = args.backend
         os.environ["MEMWIRE_BACKEND"] = args.backend
@@ -349,6 +395,9 @@ def main() -> int:
     results: dict[str, Any] = {"n": args.n, "requests": args.requests, "singles": len(singles)}
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "memwire.db"
+        stop(start_server(Path(tmp) / "warm-up.db", env)[0])  # fills the bytecode cache
+        results["fsync_floor_ms"] = fsync_floor_ms(Path(tmp))
+        results["single_retain_ceiling_per_s"] = round(1000 / results["fsync_floor_ms"], 1)
         process, port, results["first_health_s"] = start_server(db, env)
         results["first_health_cpu_s"] = round(cpu_seconds(process.pid), 3)
         time.sleep(args.idle_seconds)
@@ -424,6 +473,7 @@ def main() -> int:
             results["single_retains_vs_memory_wire"] = round(
                 results["single_retains_per_s"] / peer["single_retains_per_s"], 2
             )
+    pycache.cleanup()
     print(json.dumps(results, indent=2))
     return 0
 
