@@ -143,9 +143,9 @@ def make_server(
         lifespan="on",
         server_header=False,
         timeout_graceful_shutdown=GRACE_SECONDS,
-        # "h11" and "asyncio" are pure Python and always installed; httptools/uvloop would
-        # be picked up automatically when present. No route speaks WebSocket: "none" spares
-        # start-up the import of a WebSocket library.
+        # httptools (a dependency: ~1 ms less CPU per request than h11) is picked up by
+        # uvicorn's "auto"; uvloop would be too when present. No route speaks WebSocket:
+        # "none" spares start-up the import of a WebSocket library.
         ws="none",
     )
     return _server_class()(config)
