@@ -131,3 +131,24 @@ def test_the_recall_path_does_not_list_the_bank(mem: Memory) -> None:
 
     mem._store.allowed = refused  # type: ignore[method-assign]
     assert _ids(mem, "river note") == {kept}
+
+
+def test_the_sweep_is_asked_for_once_per_new_expired_set(mem: Memory) -> None:
+    mem.set_config("default", {"ttl_days": 30})
+    mem.retain("an old pier note", created_at=OLD)
+    kept = mem.retain("a new pier note")
+    asked: list[str] = []
+    original = mem._snapshotter.request
+
+    def spy(bank: str, sweep: bool = False, only_sweep: bool = False) -> None:
+        if sweep:
+            asked.append(bank)
+        original(bank, sweep, only_sweep)
+
+    mem._snapshotter.request = spy  # type: ignore[method-assign]
+    for _ in range(3):
+        assert _ids(mem, "pier note") == {kept}
+    assert asked == ["default"]
+    mem.retain("another old pier note", created_at=OLD)
+    assert _ids(mem, "pier note") == {kept}
+    assert asked == ["default", "default"]
