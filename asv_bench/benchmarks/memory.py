@@ -1,5 +1,7 @@
 """``Memory.recall`` end to end (issue 18): the public API on an SQLite store, unfiltered and
-with ``exclude_tags`` of half the bank, on both backends and every corpus size.
+with ``exclude_tags`` of half the bank, on both backends and every corpus size; and on a copy
+of the store made a TTL bank (``ttl_days`` 3650) holding one expired memory that is never
+swept (its background sweep is switched off).
 
 ``setup_cache`` builds one store per (backend, size) with that backend: the corpus with every
 even document tagged ``even`` and every odd one ``odd``, default bank config (static embedder,
@@ -42,11 +44,24 @@ def _build(path: Path, backend: str, n: int) -> None:
     mem.close()
 
 
+def _ttl_copy(path: Path, backend: str) -> Path:
+    """A copy of the store at ``path`` whose bank has a TTL and one expired memory."""
+    from memwire import Memory
+
+    copy = path.with_name(f"{path.stem}-ttl.db")
+    shutil.copyfile(path, copy)
+    with Memory(copy, backend=backend) as mem:
+        mem.retain("an expired note", created_at="2001-01-01T00:00:00Z")
+        mem.set_config("default", {"ttl_days": 3650})
+    return copy
+
+
 class _Opened:
     def __init__(self, path: str, backend: str, n: int) -> None:
         from memwire import Memory
 
         self.mem = Memory(path, backend=backend)
+        self.mem._snapshotter._sweep = None  # private: an expired memory stays unswept
         queries = [q.text for q in c.corpus(n).queries_of("generic")]
         for q in queries:
             self.mem.recall(q, limit=c.K)
@@ -83,6 +98,7 @@ class Recall:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 _build(path, backend, n)
                 out[backend, n] = str(path)
+                out[backend, -n] = str(_ttl_copy(path, backend))
         return out
 
     setup_cache.timeout = 3600  # type: ignore[attr-defined]
@@ -91,9 +107,11 @@ class Recall:
         c.kernel(backend)  # skip cleanly when the backend is not importable
         if (backend, n) not in cache:
             raise NotImplementedError(f"no store for {(backend, n)}")
-        if (backend, n) not in _opened:
-            _opened[backend, n] = _Opened(cache[backend, n], backend, n)
+        for key in ((backend, n), (backend, -n)):  # -n: the TTL copy
+            if key not in _opened:
+                _opened[key] = _Opened(cache[key], backend, n)
         self.opened = _opened[backend, n]
+        self.ttl = _opened[backend, -n]
 
     def time_recall(self, cache: Any, backend: str, n: int) -> None:
         self.opened.mem.recall(self.opened.next_query("plain"), limit=c.K)
@@ -101,3 +119,6 @@ class Recall:
     def time_recall_exclude_half(self, cache: Any, backend: str, n: int) -> None:
         query = self.opened.next_query("filtered")
         self.opened.mem.recall(query, limit=c.K, exclude_tags=["even"])
+
+    def time_recall_ttl_expired(self, cache: Any, backend: str, n: int) -> None:
+        self.ttl.mem.recall(self.ttl.next_query("plain"), limit=c.K)

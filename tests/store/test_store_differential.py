@@ -146,7 +146,10 @@ def allowed(
     store: Store, bank: str, tags: list[str], avoid: list[str], cutoff: str | None
 ) -> object:
     head = store.head(bank)
-    return None if head is None else store.allowed(head.bank_id, tags, avoid, cutoff)
+    if head is None:
+        return None
+    expiring = None if cutoff is None else store.expiring(head.bank_id, cutoff)
+    return store.allowed(head.bank_id, tags, avoid, cutoff), expiring
 
 
 def comparable(value: Any) -> Any:

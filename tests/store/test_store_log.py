@@ -4,7 +4,7 @@ deleting a bank."""
 from __future__ import annotations
 
 import pytest
-from memwire.store import Allowed, Expired, Store, WriteResult
+from memwire.store import Allowed, Expired, Expiring, Store, WriteResult
 from store_support import OTHER_SPACE, day, item
 
 # Stores only: no kernel, so one pass of make test covers them.
@@ -144,6 +144,28 @@ def test_allowed_filters_by_tags_and_cutoff(store: Store) -> None:
     nothing = store.allowed(ident, ["unknown"], [], None)
     assert nothing == Allowed([]) and nothing.nothing
     assert not Allowed(None).nothing and not Allowed([1]).nothing
+
+
+def test_expiring_lists_the_memories_before_the_cutoff_and_the_next(store: Store) -> None:
+    store.write(
+        "b",
+        [
+            item("a", created_at=day(7)),  # 1
+            item("b", created_at=day(1)),  # 2
+            item("c", created_at=day(5)),  # 3
+            item("d", created_at=day(5)),  # 4
+        ],
+    )
+    store.write("other", [item("e", created_at=day(2))])
+    ident = bank_id(store)
+    assert store.expiring(ident, day(1)) == Expiring([], day(1))  # the cutoff is exclusive
+    assert store.expiring(ident, day(2)) == Expiring([2], day(5))
+    assert store.expiring(ident, day(6)) == Expiring([2, 3, 4], day(7))
+    assert store.expiring(ident, day(8)) == Expiring([1, 2, 3, 4], None)
+    store.expire("b", day(6), dry_run=False)
+    assert store.expiring(ident, day(8)) == Expiring([1], None)  # live memories only
+    assert store.expiring(bank_id(store, "other"), day(3)) == Expiring([1], None)
+    assert store.expiring(ident + 100, day(8)) == Expiring([], None)  # no such bank
 
 
 def test_delete_bank_removes_everything_of_it(store: Store) -> None:

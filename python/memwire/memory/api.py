@@ -937,18 +937,24 @@ class Memory:
             cutoff = _dates.cutoff(days) if days is not None else None
             allow: Allow | None = None
             member: Member | None = None  # ``allow`` as a set, when there is one
+            tagged: BitMap | None = None  # the tag filter's members, when there is one
             if want or avoid:
-                allow, member = state.filters.allowed(
+                allow, tagged = state.filters.allowed(
                     self._store, state.bank_id, want, avoid, self._kernel
                 )
+                member = tagged
             if cutoff is not None:
-                live = self._store.allowed(state.bank_id, [], [], cutoff).ordinals
-                if live is not None:
-                    # Expired memories, filtered out here at the cost of the whole bank: they
-                    # are swept in the background, so that later recalls stop paying for them.
-                    self._snapshotter.request(name, sweep=True)
-                    allow = live if member is None else list(BitMap(member) & BitMap(live))
-                    member = None
+                expired = state.expiry.expired(self._store, state.bank_id, cutoff)
+                if expired:
+                    # Expired memories, kept out by the kernel (memory/expiry.py) until the
+                    # background sweep deletes them.
+                    if state.expiry.sweep_due():
+                        self._snapshotter.request(name, sweep=True)
+                    if tagged is None:
+                        allow, member = state.expiry.allow(self._kernel, state.applied + 1)
+                    elif tagged.intersect(expired):
+                        kept = tagged - expired
+                        allow, member = self._kernel.AllowSet.from_bytes(kept.serialize()), kept
             if allow is not None and not len(allow):
                 return []
             rows, asked, share, space = self._rank(

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from pyroaring import BitMap
 
+from memwire.memory.expiry import Expiry
 from memwire.memory.filters import TagFilters
 from memwire.memory.pack import TermCache
 
@@ -125,6 +126,7 @@ class BankState:
         "_inflight_lock",
         "applied",
         "bank_id",
+        "expiry",
         "filters",
         "graph_unsaved",
         "index",
@@ -152,11 +154,13 @@ class BankState:
         self._inflight: dict[int, int] = {}
         self._inflight_lock = threading.Lock()
         self.filters = TagFilters()  # recall's tag filters, changed with the index
+        self.expiry = Expiry()  # recall's TTL cutoff, changed with the index
         self.terms = TermCache()  # the pack's terms of recent hits, dropped with the index
 
     def changed(self, added: Sequence[int], removed: Sequence[int]) -> None:
         """The index took ``added`` and dropped ``removed`` (ordinals)."""
         self.filters.changed(added, removed)
+        self.expiry.changed(added, removed)
         self.terms.removed(removed)
 
     @contextmanager
@@ -181,6 +185,7 @@ class BankState:
 
     def clear(self) -> None:
         self.filters.clear()
+        self.expiry.clear()
         self.terms = TermCache()  # a recall still packing keeps the one it took
         self.index = None
         self.bank_id = 0

@@ -85,7 +85,8 @@ memory takes a seq as its ordinal, so ordinals stay unique among a bank's versio
 
 TTL. :meth:`Store.expire` removes the memories with ``created_at`` before the cutoff (text
 order is time order), in ordinal order, one logged removal each. :meth:`Store.allowed` hides
-them from recall at once, but ignores a cutoff that no memory is older than.
+them from recall at once, but ignores a cutoff that no memory is older than;
+:meth:`Store.expiring` lists them (and the next ``created_at``) without reading the others.
 
 Config. A JSON object per bank, kept as JSON (what comes back equals ``json.loads`` of what
 was stored). :meth:`Store.update_config` reads, transforms and writes it atomically: the
@@ -341,6 +342,16 @@ class Allowed:
 
 
 @dataclass(frozen=True, slots=True)
+class Expiring:
+    """A TTL bank's memories past a cutoff (:meth:`Store.expiring`): the ``ordinals`` of those
+    with ``created_at`` before it, ascending, and ``next_at``, the least ``created_at`` at or
+    after it (None when no memory is that new)."""
+
+    ordinals: list[int]
+    next_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class Changes:
     """What to apply to an index at ``since`` to bring it to ``last_seq``.
 
@@ -553,6 +564,13 @@ class Store(Protocol):
         """The memories with one of ``tags`` (when given), none of ``exclude_tags`` and
         ``created_at >= cutoff`` (when given and some memory is older). ``Allowed(None)`` when
         nothing is filtered out."""
+        ...
+
+    def expiring(self, bank_id: int, cutoff: str) -> Expiring:
+        """The live memories with ``created_at`` before ``cutoff`` and the next ``created_at``
+        (both read through the ``(bank_id, created_at)`` index: the cost is that of the
+        memories found, not of the bank). Recall keeps the expired ordinals out of the kernel's
+        search with it (memory/expiry.py) instead of listing the live ones."""
         ...
 
     # -- index support -----------------------------------------------------------------------

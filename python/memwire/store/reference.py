@@ -43,6 +43,7 @@ from memwire.store.protocol import (
     BankStats,
     Changes,
     Expired,
+    Expiring,
     NewMemory,
     ReembedItem,
     ReembedState,
@@ -648,6 +649,15 @@ class ReferenceStore:
                 and not avoid.intersection(r.tags)
                 and (cutoff is None or r.created_at >= cutoff)
             ]
+        )
+
+    def expiring(self, bank_id: int, cutoff: str) -> Expiring:
+        with self._lock:
+            found = self._by_id(bank_id)
+            rows = [] if found is None else [m.row for m in found.rows.values()]
+        return Expiring(
+            sorted(r.ordinal for r in rows if r.created_at < cutoff),
+            min((r.created_at for r in rows if r.created_at >= cutoff), default=None),
         )
 
     # -- index support -----------------------------------------------------------------------

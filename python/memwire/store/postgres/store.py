@@ -35,6 +35,7 @@ from memwire.store.protocol import (
     BankStats,
     Changes,
     Expired,
+    Expiring,
     NewMemory,
     ReembedItem,
     ReembedState,
@@ -849,6 +850,21 @@ class PostgresStore(PostgresBase):
                 params,
             ).fetchall()
             return Allowed([r[0] for r in rows])
+
+        return self._read(read, "recall")
+
+    def expiring(self, bank_id: int, cutoff: str) -> Expiring:
+        def read(conn: Conn) -> Expiring:
+            rows = conn.execute(
+                "SELECT ordinal FROM memories WHERE bank_id = %s AND created_at < %s "
+                "ORDER BY ordinal",
+                (bank_id, cutoff),
+            ).fetchall()
+            found = conn.execute(
+                "SELECT MIN(created_at) FROM memories WHERE bank_id = %s AND created_at >= %s",
+                (bank_id, cutoff),
+            ).fetchone()
+            return Expiring([r[0] for r in rows], None if found is None else found[0])
 
         return self._read(read, "recall")
 
