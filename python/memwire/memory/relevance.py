@@ -11,9 +11,11 @@ absent from both lexical lists is kept whatever the floor when its cosine is at 
 embedder's calibrated :class:`Calibration` ``cosine`` (each embedder has its own scale) *and*
 leads the :data:`RESCUE_REFERENCE`-th such hit (in dense order, the crowd's level) by at least
 its ``margin``; it is placed after the first :data:`RESCUE_AT` hits that clear the floor. The
-walk stops at the first that does not qualify, and there is no rescue among fewer than
-:data:`RESCUE_CROWD` such hits. A close neighbour that stands out is evidence; the best of a
-flat or distant crowd (what every off-topic query gets) is not.
+walk stops at the first that does not qualify. Among fewer than :data:`RESCUE_CROWD` such hits
+(a small bank) there is no crowd's level to read: a hit is kept when its cosine is at least
+``few_cosine`` and it leads the next such hit (in dense order) by at least ``few_margin``. A
+close neighbour that stands out is evidence; the best of a flat or distant crowd (what every
+off-topic query gets) is not.
 
 The rule reads only the kernel's rows, which are bit-identical across kernels, and compares
 binary64 values computed one operation at a time in a fixed order (a division, then a
@@ -66,8 +68,8 @@ RESCUE_CROWD = 30  # fewer dense-only neighbours than this: no crowd to stand ou
 # By the id of the embedder that made a bank's vectors (its recorded space): each embedder puts
 # unrelated text at its own cosines (docs/dense.md, "The relevance floor", has the table).
 CALIBRATION: dict[str, Calibration] = {
-    static.MODEL_ID: Calibration(0.30, 0.0, 0.35, few_cosine=0.25, few_margin=0.10),
-    minilm.MODEL_ID: Calibration(0.30, 0.0, 0.40, few_cosine=0.20, few_margin=0.06),
+    static.MODEL_ID: Calibration(0.30, 0.0, 0.35, few_cosine=0.24, few_margin=0.08),
+    minilm.MODEL_ID: Calibration(0.30, 0.0, 0.40, few_cosine=0.26, few_margin=0.05),
 }
 # Any other embedder (the previous bundled table, a user's own): the lead alone, the rule the
 # bundled table was first calibrated with (its cosine scale is unknown here).
