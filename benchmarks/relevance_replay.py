@@ -1,8 +1,10 @@
 """Record recall's kernel rows once, then replay relevance rules over them in seconds.
 
-    python benchmarks/relevance_replay.py record [--embedder minilm] [--scifact train] [--out FILE]
+    python benchmarks/relevance_replay.py record [--embedder minilm] [--scifact train|test ...]
+        [--out FILE]
+    python benchmarks/relevance_replay.py record --small [--embedder minilm] [--out FILE]
     python benchmarks/relevance_replay.py replay FILE [FILE ...] [--floor X]
-        [--calibration COSINE,MARGIN,CROWD ...]
+        [--calibration COSINE,MARGIN,CROWD[,FEW_COSINE,FEW_MARGIN] ...]
 
 ``record`` builds the banks of ``benchmarks/recall_quality.py`` and ``memwire eval locomo``
 (development data only, issue 12) and asks every query of:
@@ -15,8 +17,14 @@
   conversation (1,200 queries about topics the banks never mention; no hit is right);
 - **locomo**: the LoCoMo dev questions (categories 1-4) against their conversation, ingested
   as ``memwire eval locomo`` does (limit 20; strict R@1 / R@10);
-- with ``--scifact train`` (the tuning split; ``test`` to report), **scifact**: its queries
-  against the 5,183 abstracts, as ``memwire eval beir`` asks them (limit 100; nDCG@10).
+- with ``--scifact train`` (the tuning split; ``test`` to report; both in one run encode the
+  abstracts once), **scifact_<split>**: its queries against the 5,183 abstracts, as
+  ``memwire eval beir`` asks them (limit 100; nDCG@10).
+
+``record --small`` records small banks instead, where the dense stream has fewer neighbours
+than the rescue's crowd (:func:`record_small`): paraphrase notes among a few distractors,
+the same queries against the distractors alone, SciFact train claims against each LoCoMo dev
+session (a bank of 20-50 turns) and the LoCoMo dev questions against their session.
 
 For each recall it keeps what ``Memory._hits`` received (the kernel's rows, best first, how
 many were asked for, the dense stream's share, the bank's floor and pack settings, the bank's
@@ -148,9 +156,11 @@ class _Recorder:
         )
 
 
-def record(embedder_name: str, backend: str | None, scifact: str | None = None) -> Recording:
+def record(embedder_name: str, backend: str | None, scifact: Sequence[str] = ()) -> Recording:
     data, pairs, distractors, needles = dev_sets()
-    embedder = embedder_named(embedder_name)
+    chosen = embedder_named(embedder_name)
+    # MiniLM: each distinct text encoded once (the banks share the distractors and claims).
+    embedder = None if chosen is None else _Cached(chosen)
     defaults = inspect.signature(evaluate_locomo).parameters
     before = defaults["context_turns"].default
     after = defaults["context_after"].default
@@ -198,36 +208,120 @@ def record(embedder_name: str, backend: str | None, scifact: str | None = None) 
                         continue
                     memory.recall(qa["question"], bank=bank, limit=limit)
                     rec.calls[-1].gold = gold
-            if scifact is not None:
+            if scifact:
                 _record_scifact(memory, rec, data / "scifact", scifact, dia)
         finally:
             rec.close()
     return Recording(rec.embedder, rec.calls, rec.members, rec.ids, dia)
 
 
+SMALL_SIZES = (5, 10, 20, 40)  # memories per small bank (--small)
+SMALL_CLAIMS = 50  # SciFact train claims asked of each LoCoMo session bank (--small)
+
+
+class _Cached:
+    """An embedder that encodes each distinct text once (small banks share their texts)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.id, self.dim = inner, inner.id, inner.dim
+        self.seen: dict[str, Any] = {}
+
+    def embed(self, texts: Sequence[str]) -> list[Any]:
+        todo = list(dict.fromkeys(t for t in texts if t not in self.seen))
+        if todo:
+            self.seen.update(zip(todo, self.inner.embed(todo), strict=True))
+        return [self.seen[t] for t in texts]
+
+
+def record_small(embedder_name: str, backend: str | None) -> Recording:
+    """Small banks (``SMALL_SIZES``), where few neighbours are dense-only: the kinds
+    ``small_para`` (a paraphrase's note among ``size - 1`` distractors drawn from the 2,000,
+    limit 5, hit@5), ``small_empty`` (the same query against the same distractors without
+    the note), ``small_nothing`` (the first ``SMALL_CLAIMS`` SciFact train claims against each
+    LoCoMo dev session, a bank of its own) and ``small_locomo`` (the LoCoMo dev questions whose
+    evidence lies in one session, against that session, limit 20)."""
+    import random
+
+    data, pairs, distractors, _ = dev_sets()
+    chosen = embedder_named(embedder_name)
+    embedder = None if chosen is None else _Cached(chosen)  # the bundled table is fast
+    dia: dict[str, dict[str, list[str]]] = {}
+    with Memory(":memory:", backend=backend, embedder=embedder) as memory:
+        rec = _Recorder(memory, static.MODEL_ID if embedder is None else embedder.id)
+        try:
+            for size in SMALL_SIZES:
+                for i, pair in enumerate(pairs):
+                    drawn = random.Random(size * 1000 + i).sample(distractors, size - 1)
+                    bank = f"sp{size}_{i}"
+                    ids = memory.retain_many([pair["note"], *drawn], bank=bank)
+                    rec.bank, rec.kind = bank, "small_para"
+                    memory.recall(pair["query"], bank=bank, limit=5)
+                    rec.calls[-1].gold = [ids[0]]
+                    bank = f"se{size}_{i}"
+                    memory.retain_many(drawn, bank=bank)
+                    rec.bank, rec.kind = bank, "small_empty"
+                    memory.recall(pair["query"], bank=bank, limit=5)
+            claims = scifact_train_claims(data)[:SMALL_CLAIMS]
+            conversations = json.loads((data / "locomo_dev.json").read_text(encoding="utf-8"))
+            for c, conv in enumerate(conversations):
+                turns = _turns(conv["conversation"])
+                sessions: dict[str, list[Any]] = {}
+                for t in turns:
+                    sessions.setdefault(t.dia_id.split(":")[0], []).append(t)
+                for name, group in sessions.items():
+                    bank = f"ss{c}_{name}"
+                    got = memory.retain_conversation([t.turn for t in group], bank=bank)
+                    by_id: dict[str, list[str]] = {}
+                    for turn, memory_id in zip(group, got, strict=True):
+                        by_id.setdefault(memory_id, []).append(turn.dia_id)
+                    dia[bank] = by_id
+                    said = {t.dia_id for t in group}
+                    rec.bank, rec.kind = bank, "small_nothing"
+                    for claim in claims:
+                        memory.recall(claim, bank=bank, limit=5)
+                    rec.kind = "small_locomo"
+                    for qa in conv["qa"]:
+                        gold = _evidence(qa)
+                        if qa.get("category") not in CATEGORIES or not gold:
+                            continue
+                        if not set(gold) <= said:
+                            continue
+                        memory.recall(qa["question"], bank=bank, limit=20)
+                        rec.calls[-1].gold = gold
+        finally:
+            rec.close()
+    return Recording(rec.embedder, rec.calls, rec.members, rec.ids, dia)
+
+
 def _record_scifact(
-    memory: Memory, rec: _Recorder, root: Path, split: str, dia: dict[str, dict[str, list[str]]]
+    memory: Memory,
+    rec: _Recorder,
+    root: Path,
+    splits: Sequence[str],
+    dia: dict[str, dict[str, list[str]]],
 ) -> None:
-    """SciFact's ``split`` queries against its abstracts, as ``memwire eval beir`` asks them."""
+    """SciFact's queries of each split against its abstracts (one bank), as ``memwire eval
+    beir`` asks them; kind ``scifact_<split>``."""
     corpus = _jsonl(root / "corpus.jsonl")
     queries = {str(q["_id"]): str(q["text"]) for q in _jsonl(root / "queries.jsonl")}
-    qrels: dict[str, list[str]] = {}
-    with open(root / "qrels" / f"{split}.tsv", encoding="utf-8") as fh:
-        next(fh)
-        for line in fh:
-            qid, doc, score = line.rstrip("\n").split("\t")
-            if int(score) > 0:
-                qrels.setdefault(qid, []).append(doc)
     items = [
         {"content": f"{d.get('title') or ''}\n{d['text']}".strip(), "document_id": str(d["_id"])}
         for d in corpus
     ]
     ids = memory.retain_many(items, bank="scifact")
     dia["scifact"] = {i: [str(d["_id"])] for i, d in zip(ids, corpus, strict=True)}
-    rec.bank, rec.kind = "scifact", "scifact"
-    for qid, gold in qrels.items():
-        memory.recall(queries[qid], bank="scifact", limit=100, budget=MAX_RECALL_TOKENS)
-        rec.calls[-1].gold = gold
+    for split in splits:
+        qrels: dict[str, list[str]] = {}
+        with open(root / "qrels" / f"{split}.tsv", encoding="utf-8") as fh:
+            next(fh)
+            for line in fh:
+                qid, doc, score = line.rstrip("\n").split("\t")
+                if int(score) > 0:
+                    qrels.setdefault(qid, []).append(doc)
+        rec.bank, rec.kind = "scifact", f"scifact_{split}"
+        for qid, gold in qrels.items():
+            memory.recall(queries[qid], bank="scifact", limit=100, budget=MAX_RECALL_TOKENS)
+            rec.calls[-1].gold = gold
 
 
 def serve(call: Call, rec: Recording, rule: Judge) -> list[int]:
@@ -253,10 +347,13 @@ def evaluate(rec: Recording, rule: Judge = shipped) -> dict[str, float]:
     """hit@5, silence and LoCoMo strict R@1 / R@10 of ``rule`` over ``rec``."""
     para = hit = empty = nothing = silent_e = silent_n = needles = n1 = 0
     results: list[QueryResult] = []
-    beir: list[QueryResult] = []
+    beir: dict[str, list[QueryResult]] = {}
+    small: dict[str, list[Any]] = {}
     for call in rec.calls:
         got = serve(call, rec, rule)
-        if call.kind == "para":
+        if call.kind.startswith("small_"):
+            _small(small, call, rec, got)
+        elif call.kind == "para":
             para += 1
             hit += any(rec.ids[call.bank].get(o) in call.gold for o in got[:5])
         elif call.kind == "empty":
@@ -269,13 +366,12 @@ def evaluate(rec: Recording, rule: Judge = shipped) -> dict[str, float]:
             needles += 1
             n1 += bool(got) and rec.ids[call.bank].get(got[0]) in call.gold
         else:
-            ranked = [
-                d for o in got for d in rec.dia[call.bank].get(rec.ids[call.bank].get(o, ""), [])
-            ]
-            found = QueryResult(ranked=ranked, gold={g: 1 for g in call.gold})
-            (beir if call.kind == "scifact" else results).append(found)
+            found = _found(call, rec, got)
+            if call.kind.startswith("scifact"):
+                beir.setdefault(call.kind, []).append(found)
+            else:
+                results.append(found)
     m = summarize(results, (1, 10)).metrics["all"] if results else {}
-    b = summarize(beir, (10,)).metrics["all"] if beir else {}
     return {
         "para_hit5": hit,
         "para_n": para,
@@ -284,8 +380,44 @@ def evaluate(rec: Recording, rule: Judge = shipped) -> dict[str, float]:
         "locomo_r1": m.get("recall_any@1", 0.0),
         "locomo_r10": m.get("recall_any@10", 0.0),
         "needle_hit1": n1 / needles if needles else 0.0,
-        "scifact_ndcg10": b.get("ndcg@10", 0.0),
+        **{f"{k}_ndcg10": summarize(v, (10,)).metrics["all"]["ndcg@10"] for k, v in beir.items()},
+        **_small_summary(small),
     }
+
+
+def _found(call: Call, rec: Recording, got: list[int]) -> QueryResult:
+    """``got`` (ordinals) as the documents (dia ids) they hold, against ``call``'s gold."""
+    ids, dia = rec.ids[call.bank], rec.dia[call.bank]
+    ranked = [d for o in got for d in dia.get(ids.get(o, ""), [])]
+    return QueryResult(ranked=ranked, gold={g: 1 for g in call.gold})
+
+
+def _small(small: dict[str, list[Any]], call: Call, rec: Recording, got: list[int]) -> None:
+    """Accumulate one small-bank call, per kind (and bank size for the paraphrase banks)."""
+    if call.kind == "small_para":
+        key = f"small_para{call.bank[2:].split('_')[0]}"
+        small.setdefault(key, []).append(any(rec.ids[call.bank].get(o) in call.gold for o in got))
+    elif call.kind == "small_empty":
+        small.setdefault(f"small_empty{call.bank[2:].split('_')[0]}", []).append(not got)
+    elif call.kind == "small_nothing":
+        small.setdefault(call.kind, []).append(not got)
+    else:
+        small.setdefault(call.kind, []).append(_found(call, rec, got))
+
+
+def _small_summary(small: dict[str, list[Any]]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for key in sorted(small):
+        got = small[key]
+        if key == "small_locomo":
+            m = summarize(got, (1, 10)).metrics["all"]
+            out["small_locomo_r1"] = m["recall_any@1"]
+            out["small_locomo_r10"] = m["recall_any@10"]
+        elif key.startswith("small_para"):
+            out[f"{key}_hit5"] = sum(got)
+        else:
+            out[f"{key}_silent"] = sum(got) / len(got)
+    return out
 
 
 def variant(floor: float | None, cal: Calibration | None, embedder: str) -> Judge:
@@ -307,13 +439,17 @@ def variant(floor: float | None, cal: Calibration | None, embedder: str) -> Judg
     return rule
 
 
-def _calibration(text: str) -> Calibration | None:
+def _calibration(text: str, embedder: str) -> Calibration | None:
+    """``--calibration``'s text: 'shipped', 'none', or 3 numbers (the crowd rule; the
+    small-bank numbers stay as shipped) or 5 (both)."""
     if text == "shipped":
         return None
-    if text == "none":
-        return Calibration(cosine=2.0, margin=0.0, crowd=1.0)  # no cosine reaches 2: no rescue
-    cosine, margin, crowd = (float(x) for x in text.split(","))
-    return Calibration(cosine=cosine, margin=margin, crowd=crowd)
+    if text == "none":  # no cosine reaches 2: no rescue
+        return Calibration(cosine=2.0, margin=0.0, crowd=1.0, few_cosine=2.0, few_margin=0.0)
+    numbers = [float(x) for x in text.split(",")]
+    if len(numbers) not in (3, 5):
+        raise SystemExit(f"--calibration wants 3 or 5 numbers, got {text!r}")
+    return Calibration(*numbers, *relevance.calibration(embedder)[len(numbers) :])
 
 
 def check(rec: Recording) -> int:
@@ -337,8 +473,15 @@ def main() -> int:
     r.add_argument(
         "--scifact",
         choices=("train", "test"),
-        default=None,
-        help="also SciFact's queries of this split against its 5,183 abstracts (nDCG@10)",
+        action="append",
+        default=[],
+        help="also SciFact's queries of this split against its 5,183 abstracts (nDCG@10; "
+        "repeatable: one bank, encoded once)",
+    )
+    r.add_argument(
+        "--small",
+        action="store_true",
+        help="record the small banks instead (kinds small_*; see record_small)",
     )
     s = sub.add_parser("replay", help="replay the shipped rule, or variants, over recordings")
     s.add_argument("files", nargs="+")
@@ -347,14 +490,17 @@ def main() -> int:
         "--calibration",
         action="append",
         default=None,
-        metavar="COSINE,MARGIN,CROWD",
+        metavar="COSINE,MARGIN,CROWD[,FEW_COSINE,FEW_MARGIN]",
         help="replace the recording's embedder's calibration (repeatable: one line each; "
-        "'none': no rescue, 'shipped': as shipped)",
+        "'none': no rescue, 'shipped': as shipped; 3 numbers keep the small-bank rule's)",
     )
     args = p.parse_args()
     if args.command == "record":
         start = time.perf_counter()
-        rec = record(args.embedder, args.backend, args.scifact)
+        if args.small:
+            rec = record_small(args.embedder, args.backend)
+        else:
+            rec = record(args.embedder, args.backend, args.scifact)
         out = args.out or f"/tmp/relevance_{args.embedder}.pkl"
         with open(out, "wb") as fh:
             pickle.dump(rec, fh, protocol=pickle.HIGHEST_PROTOCOL)
@@ -368,7 +514,7 @@ def main() -> int:
                               "replay_differs": check(rec), **evaluate(rec)}))  # fmt: skip
             continue
         for text in args.calibration or ["shipped"]:
-            rule = variant(args.floor, _calibration(text), rec.embedder)
+            rule = variant(args.floor, _calibration(text, rec.embedder), rec.embedder)
             print(json.dumps({"file": path, "embedder": rec.embedder, "floor": args.floor,
                               "calibration": text, **evaluate(rec, rule)}))  # fmt: skip
     return 0

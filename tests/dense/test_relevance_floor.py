@@ -141,6 +141,86 @@ def test_the_shipped_embedders_are_calibrated() -> None:
         assert _ords(judge(rows, 0.5, SHARE, True, embedder)) == [200]
         low = cal.cosine - 0.02
         assert _ords(judge(_rows(low, low - 0.2, SHARE), 0.5, SHARE, True, embedder)) == [200]
+        # In a small bank: close and ahead of the next neighbour; not either alone.
+        assert 0.0 < cal.few_cosine < 1.0 and 0.0 < cal.few_margin < cal.few_cosine
+        best = cal.few_cosine + 0.02
+        ahead = _few(best, best - cal.few_margin - 0.02, 0.01, share=SHARE)
+        assert _ords(judge(ahead, 0.5, SHARE, True, embedder)) == [200, 1]
+        level = _few(best, best - cal.few_margin + 0.02, 0.01, share=SHARE)
+        assert _ords(judge(level, 0.5, SHARE, True, embedder)) == [200]
+        low = cal.few_cosine - 0.02
+        assert _ords(judge(_few(low, 0.01, share=SHARE), 0.5, SHARE, True, embedder)) == [200]
+
+
+# -- the small-bank rule: fewer dense-only neighbours than a crowd -------------------------
+
+
+def _few(*cosines: float, share: float = HALF) -> list[tuple[int, float, int, int, int]]:
+    """Dense-only neighbours of these cosines at dense ranks 1, 2, ... (fewer than a crowd),
+    behind one lexical hit that clears the floor."""
+    assert len(cosines) < RESCUE_CROWD
+    alone = [(1 + i, share * c, 0, 0, 1 + i) for i, c in enumerate(cosines)]
+    return [(200, 0.75, 1, 1, 0), *alone]
+
+
+@pytest.fixture
+def dyadic(monkeypatch: pytest.MonkeyPatch) -> str:
+    """An embedder whose small-bank rule is: cosine >= 0.375, lead >= 0.125 (dyadic: exact)."""
+    cal = Calibration(cosine=0.875, margin=0.5, crowd=1.0, few_cosine=0.375, few_margin=0.125)
+    monkeypatch.setitem(CALIBRATION, "dyadic", cal)
+    return "dyadic"
+
+
+def test_a_small_bank_neighbour_must_be_close_and_lead_the_next(dyadic: str) -> None:
+    def kept(*cosines: float) -> list[int]:
+        return _ords(judge(_few(*cosines), 0.5, HALF, True, dyadic))
+
+    # Each bound is reached exactly; the crowd's numbers (0.875, 0.5, 1.0) play no part.
+    assert kept(0.5, 0.375, 0.3125) == [200, 1]  # lead 0.125 over the next (not rank 2)
+    assert kept(0.5, 0.375 + 2**-20, 0.0625) == [200]  # too little lead
+    assert kept(0.375, 0.25) == [200, 1]  # cosine 0.375
+    assert kept(0.375 - 2**-20, 0.125) == [200]  # not close enough
+    assert kept(0.375) == [200, 1]  # the last dense-only neighbour leads by its cosine
+    assert kept(0.25) == [200]
+    # The walk: rank 2 must also stand out (over rank 3), and it stops at the first that does
+    # not, whatever comes after.
+    assert kept(0.75, 0.5, 0.25) == [200, 1, 2]
+    assert kept(0.75, 0.5, 0.4375, 0.0625) == [200, 1]
+    assert kept(0.5, 0.5, 0.25) == [200]  # no lead: neither is a standout
+    assert judge(_few(0.75, 0.5, 0.25), 0.5, HALF, False, dyadic) == _few()  # rows cut short
+
+
+def test_a_small_bank_walk_passes_lexical_hits(dyadic: str) -> None:
+    # Dense rank 2 is in a lexical list: rank 1 leads the next *dense-only* neighbour (rank 3).
+    rows = [(200, 0.75, 1, 1, 0), (2, 0.6, 2, 2, 2), (1, HALF * 0.5, 0, 0, 1)]
+    rows += [(3, HALF * 0.375, 0, 0, 3), (4, HALF * 0.3125, 0, 0, 4)]  # rank 3 does not lead
+    assert _ords(judge(rows, 0.5, HALF, True, dyadic)) == [200, 2, 1]
+    rows[3] = (3, HALF * (0.375 + 2**-20), 0, 0, 3)
+    assert _ords(judge(rows, 0.5, HALF, True, dyadic)) == [200, 2]
+
+
+def test_rescued_small_bank_hits_follow_the_first_hits(dyadic: str) -> None:
+    lexical = _lexical(4, 0.75)
+    got = judge([*lexical, *_few(0.75, 0.25)[1:]], 0.5, HALF, True, dyadic)
+    assert _ords(got) == [200, 201, 1, 202, 203]
+    assert got.index((1, HALF * 0.75, 0, 0, 1)) == RESCUE_AT
+
+
+def test_the_crowd_rule_takes_over_at_a_crowd(dyadic: str) -> None:
+    # The same standout over RESCUE_CROWD - 1 dense-only neighbours: the small-bank rule
+    # keeps it; over RESCUE_CROWD, the crowd rule (cosine >= 0.875 here) does not.
+    assert RESCUE_REFERENCE < RESCUE_CROWD
+    crowd = [0.0625] * (RESCUE_CROWD - 2)
+    assert _ords(judge(_few(0.75, *crowd), 0.5, HALF, True, dyadic)) == [200, 1]
+    rows = [*_few(0.75, *crowd), (99, HALF * 0.0625, 0, 0, RESCUE_CROWD)]
+    assert _ords(judge(rows, 0.5, HALF, True, dyadic)) == [200]
+
+
+def test_an_uncalibrated_embedder_gets_no_small_bank_rescue() -> None:
+    # Its cosine scale is unknown, and a lead over one neighbour is no crowd.
+    assert UNCALIBRATED.few_cosine > 1.0
+    assert _ords(judge(_few(0.99, 0.0625), 0.5, HALF, True, None)) == [200]
+    assert _ords(judge(_few(0.99, 0.0625), 0.5, HALF, True, "a user's own")) == [200]
 
 
 # -- through Memory, both kernels -----------------------------------------------------------

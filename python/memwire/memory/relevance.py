@@ -11,9 +11,11 @@ absent from both lexical lists is kept whatever the floor when its cosine is at 
 embedder's calibrated :class:`Calibration` ``cosine`` (each embedder has its own scale) *and*
 leads the :data:`RESCUE_REFERENCE`-th such hit (in dense order, the crowd's level) by at least
 its ``margin``; it is placed after the first :data:`RESCUE_AT` hits that clear the floor. The
-walk stops at the first that does not qualify, and there is no rescue among fewer than
-:data:`RESCUE_CROWD` such hits. A close neighbour that stands out is evidence; the best of a
-flat or distant crowd (what every off-topic query gets) is not.
+walk stops at the first that does not qualify. Among fewer than :data:`RESCUE_CROWD` such hits
+(a small bank) there is no crowd's level to read: a hit is kept when its cosine is at least
+``few_cosine`` and it leads the next such hit (in dense order) by at least ``few_margin``. A
+close neighbour that stands out is evidence; the best of a flat or distant crowd (what every
+off-topic query gets) is not.
 
 The rule reads only the kernel's rows, which are bit-identical across kernels, and compares
 binary64 values computed one operation at a time in a fixed order (a division, then a
@@ -50,6 +52,11 @@ class Calibration(NamedTuple):
     cosine: float  # the least cosine with the query
     margin: float  # the least lead over the crowd's level (the RESCUE_REFERENCE-th's cosine)
     crowd: float  # the most the crowd's level may be: a close crowd means words would do
+    # Fewer than RESCUE_CROWD dense-only neighbours (a small bank): no crowd's level to read,
+    # so the least cosine and the least lead over the next dense-only neighbour (in dense
+    # order; 0 when there is none). A cosine above 1 turns the small-bank rescue off.
+    few_cosine: float = 2.0
+    few_margin: float = 0.0
 
 
 # Chosen on development data only (docs/dense.md, "The relevance floor";
@@ -61,8 +68,8 @@ RESCUE_CROWD = 30  # fewer dense-only neighbours than this: no crowd to stand ou
 # By the id of the embedder that made a bank's vectors (its recorded space): each embedder puts
 # unrelated text at its own cosines (docs/dense.md, "The relevance floor", has the table).
 CALIBRATION: dict[str, Calibration] = {
-    static.MODEL_ID: Calibration(cosine=0.30, margin=0.0, crowd=0.35),
-    minilm.MODEL_ID: Calibration(cosine=0.30, margin=0.0, crowd=0.40),
+    static.MODEL_ID: Calibration(0.30, 0.0, 0.35, few_cosine=0.24, few_margin=0.08),
+    minilm.MODEL_ID: Calibration(0.30, 0.0, 0.40, few_cosine=0.26, few_margin=0.05),
 }
 # Any other embedder (the previous bundled table, a user's own): the lead alone, the rule the
 # bundled table was first calibrated with (its cosine scale is unknown here).
@@ -103,20 +110,28 @@ def judge(
         return kept
     # Rows in no lexical list, in dense order: their cosine is fused / dense_share.
     alone = [r for r in rows if r[4] and not (r[2] or r[3])]
-    if len(alone) < RESCUE_CROWD:
-        return kept  # too few neighbours to tell a standout from the crowd
     alone.sort(key=_dense_rank)
-    least, margin, crowd = calibration(embedder)
-    level = alone[RESCUE_REFERENCE - 1][1] / dense_share
-    if level > crowd:
-        return kept  # the crowd itself is close to the query: the words had their chance
+    cal = calibration(embedder)
+    few = len(alone) < RESCUE_CROWD
+    if few:
+        # A small bank: no crowd to read a level from; each neighbour must be close and lead
+        # the next dense-only neighbour (in dense order) instead.
+        least, margin, level = cal.few_cosine, cal.few_margin, 0.0
+    else:
+        least, margin = cal.cosine, cal.margin
+        level = alone[RESCUE_REFERENCE - 1][1] / dense_share
+        if level > cal.crowd:
+            return kept  # the crowd itself is close to the query: the words had their chance
     rescued: list[Row] = []
     for rank in range(1, RESCUE_DEPTH + 1):
         # Dense ranks are distinct and ascending in ``alone``: rank r is among its first r.
-        r = next((a for a in alone[:rank] if a[4] == rank), None)
-        if r is None:
+        at = next((i for i, a in enumerate(alone[:rank]) if a[4] == rank), None)
+        if at is None:
             continue  # in a lexical list: ranked by its fused score already
+        r = alone[at]
         cosine = r[1] / dense_share
+        if few:
+            level = alone[at + 1][1] / dense_share if at + 1 < len(alone) else 0.0
         if cosine < least or cosine - level < margin:
             break
         rescued.append(r)
