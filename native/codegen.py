@@ -264,7 +264,7 @@ def _rs_str(s: str) -> str:
 
 
 # The graph scalar types both kernels map to a usearch ScalarKind.
-HNSW_SCALARS = ("f32", "f16", "bf16")
+HNSW_SCALARS = ("f32", "f16", "bf16", "i8")
 
 
 def _hnsw_scalar(dense: dict) -> str:

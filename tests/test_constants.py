@@ -133,7 +133,7 @@ ALLOWED: list[tuple[str, str, str]] = [
     ),
     (
         "rust/memwire-core/src/dense.rs",
-        "=> ScalarKind::F16,",
+        "=> ScalarKind::I8,",
         "the table mapping every admissible HNSW_SCALAR name to usearch's kind",
     ),
 ]
