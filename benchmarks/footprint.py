@@ -2,9 +2,10 @@
 
     python benchmarks/footprint.py --n 100000 [--backend rust|python] [--dir /tmp/mw-foot]
 
-Builds (once, kept in --dir) a store of N memories of the shared corpus generator's corpus with
-the default configuration (static embedder, dense stream on), waits for the background HNSW
-graph and closes it, so a snapshot with the graph exists. Then, each in a fresh process, it
+Builds (once, kept in --dir) two stores of N memories of the shared corpus generator's corpus,
+one with ``embedder="none"`` and one with the default configuration (static embedder, dense
+stream on), waits for the background HNSW graph and closes it, so a snapshot with the graph
+exists. Then, each in a fresh process, it
 opens that store and answers recalls until the background work is done, and reports the RSS
 (/proc/self/status VmRSS) above the same process's RSS on an empty store:
 
@@ -12,10 +13,10 @@ opens that store and answers recalls until the background work is done, and repo
   the id maps and the Python-side caches;
 - ``default``: the bank as `memwire serve` holds it (dense on, graph loaded from the snapshot);
 
-and, for the default case, Python's own share (tracemalloc's current size after the recalls)
-and the sizes the kernel's layout implies (stored vectors: ``dim`` i16 per memory; the HNSW
-graph's f16 copy: ``dim`` halves per memory). One run is indicative: RSS depends on the
-allocator: the probe tunes and trims glibc's heap as `memwire serve` does (memwire._heap).
+and, for each, Python's own share (tracemalloc's current size after the recalls). The two
+stores built once are opened from their snapshots on later runs. One run is indicative: RSS
+depends on the allocator; the probe tunes and trims glibc's heap as `memwire serve` does
+(memwire._heap). docs/dense.md, "The graph's scalar", breaks the figure down.
 """
 
 from __future__ import annotations
@@ -72,10 +73,8 @@ print(json.dumps(out, default=str))
 def corpus(n: int) -> tuple[list[str], list[str]]:
     import corpus_cache
 
-    data = corpus_cache.load_corpus(n) if corpus_cache.cache_dir(n).exists() else None
-    if data is None:
-        corpus_cache.ensure_corpus(n)
-        data = corpus_cache.load_corpus(n)
+    corpus_cache.ensure_corpus(n)  # generates it the first time only
+    data = corpus_cache.load_corpus(n)
     return data.texts, [q.text for q in data.queries][:50]
 
 
