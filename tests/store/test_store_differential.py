@@ -149,7 +149,7 @@ def allowed(
     if head is None:
         return None
     expiring = None if cutoff is None else store.expiring(head.bank_id, cutoff)
-    return store.allowed(head.bank_id, tags, avoid, cutoff), expiring
+    return store.allowed(head.bank_id, tags, avoid), expiring
 
 
 def comparable(value: Any) -> Any:

@@ -143,7 +143,7 @@ def test_forget_to_the_trash_and_restore_with_a_new_ordinal(store: Store) -> Non
     assert trashed.archived_at is not None
     assert [r.id for r in store.trash_rows("b", 10, 0)] == [gone.id]
     assert live(store) == ["kept"]
-    assert store.allowed(first.bank_id, ["t"], [], None).ordinals == []
+    assert store.allowed(first.bank_id, ["t"], []).ordinals == []
     with pytest.raises(NotFoundError):
         store.restore(gone.id, "other bank")
     with pytest.raises(NotFoundError):
@@ -153,7 +153,7 @@ def test_forget_to_the_trash_and_restore_with_a_new_ordinal(store: Store) -> Non
     assert next(iter(back.added)).vector == vec(1, 2, 3, 4)  # no re-encoding needed
     row = store.get(gone.id)
     assert row is not None and (row.status, row.ordinal, row.tags) == ("live", 4, ("t",))
-    assert store.allowed(first.bank_id, ["t"], [], None).ordinals == [4]
+    assert store.allowed(first.bank_id, ["t"], []).ordinals == [4]
     assert store.trash_rows("b", 10, 0) == []
     with pytest.raises(NotFoundError):
         store.restore(gone.id, None)
@@ -239,8 +239,8 @@ def test_retag_changes_tags_in_place_as_a_change(store: Store) -> None:
     assert len(result.added) == 0
     row = store.get(memory.id)
     assert row is not None and (row.tags, row.ordinal) == (("new", "more"), 1)
-    assert store.allowed(first.bank_id, ["new"], [], None).ordinals == [1]
-    assert store.allowed(first.bank_id, ["old"], [], None).ordinals == []
+    assert store.allowed(first.bank_id, ["new"], []).ordinals == [1]
+    assert store.allowed(first.bank_id, ["old"], []).ordinals == []
     stats = store.stats("b")
     assert stats is not None and stats.tags == {"more": 1, "new": 1}
     assert store.retag(memory.id, "other", ["x"]) is None

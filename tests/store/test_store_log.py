@@ -120,7 +120,7 @@ def test_the_cutoff_is_exclusive(store: Store) -> None:
     assert store.expire("b", day(5), dry_run=False) == Expired([], None)
 
 
-def test_allowed_filters_by_tags_and_cutoff(store: Store) -> None:
+def test_allowed_filters_by_tags(store: Store) -> None:
     store.write(
         "b",
         [
@@ -131,17 +131,12 @@ def test_allowed_filters_by_tags_and_cutoff(store: Store) -> None:
         ],
     )
     ident = bank_id(store)
-    assert store.allowed(ident, [], [], None) == Allowed(None)
-    assert store.allowed(ident, ["x"], [], None) == Allowed([1, 2])
-    assert store.allowed(ident, ["x", "z"], [], None) == Allowed([1, 2, 3])
-    assert store.allowed(ident, [], ["y"], None) == Allowed([1, 3, 4])
-    assert store.allowed(ident, ["x"], ["y"], None) == Allowed([1])
-    assert store.allowed(ident, [], [], day(5)) == Allowed([2, 3, 4])  # created_at >= cutoff
-    assert store.allowed(ident, ["x"], [], day(5)) == Allowed([2])
-    # a cutoff no memory is older than filters nothing
-    assert store.allowed(ident, [], [], day(1)) == Allowed(None)
-    assert store.allowed(ident, ["z"], [], day(1)) == Allowed([3])
-    nothing = store.allowed(ident, ["unknown"], [], None)
+    assert store.allowed(ident, [], []) == Allowed(None)
+    assert store.allowed(ident, ["x"], []) == Allowed([1, 2])
+    assert store.allowed(ident, ["x", "z"], []) == Allowed([1, 2, 3])
+    assert store.allowed(ident, [], ["y"]) == Allowed([1, 3, 4])
+    assert store.allowed(ident, ["x"], ["y"]) == Allowed([1])
+    nothing = store.allowed(ident, ["unknown"], [])
     assert nothing == Allowed([]) and nothing.nothing
     assert not Allowed(None).nothing and not Allowed([1]).nothing
 

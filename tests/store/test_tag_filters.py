@@ -52,7 +52,7 @@ def _check(mem: Memory) -> None:
         for hit in hits:
             assert (not tags or set(tags) & set(hit.tags)) and not set(avoid) & set(hit.tags)
         cached, member = state.filters.allowed(mem._store, state.bank_id, tags, avoid, mem._kernel)
-        want = mem._store.allowed(state.bank_id, tags, avoid, None).ordinals
+        want = mem._store.allowed(state.bank_id, tags, avoid).ordinals
         assert want is not None and list(member) == want
         # The kernel's set holds exactly those ordinals (membership is all it offers).
         assert len(cached) == len(want) and all(o in cached for o in want)

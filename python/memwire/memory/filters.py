@@ -90,7 +90,7 @@ class TagFilters:
         with self._lock:
             entry = self._entries.get(key)
             if entry is None:
-                found = store.allowed(bank_id, key[0], key[1], None).ordinals
+                found = store.allowed(bank_id, key[0], key[1]).ordinals
                 entry = _Entry(BitMap(found or ()))
                 self._entries[key] = entry
                 while len(self._entries) > MAX_FILTERS:

@@ -559,11 +559,10 @@ class Store(Protocol):
         bank_id: int,
         tags: Sequence[str],
         exclude_tags: Sequence[str],
-        cutoff: str | None,
     ) -> Allowed:
-        """The memories with one of ``tags`` (when given), none of ``exclude_tags`` and
-        ``created_at >= cutoff`` (when given and some memory is older). ``Allowed(None)`` when
-        nothing is filtered out."""
+        """The memories with one of ``tags`` (when given) and none of ``exclude_tags``.
+        ``Allowed(None)`` when nothing is filtered out. (Time cutoffs are not filtered here: a
+        TTL bank's expired memories come from :meth:`expiring`.)"""
         ...
 
     def expiring(self, bank_id: int, cutoff: str) -> Expiring:

@@ -631,23 +631,18 @@ class ReferenceStore:
         bank_id: int,
         tags: Sequence[str],
         exclude_tags: Sequence[str],
-        cutoff: str | None,
     ) -> Allowed:
         with self._lock:
             found = self._by_id(bank_id)
             rows = [] if found is None else [m.row for m in found.rows.values()]
-        if cutoff is not None and not any(r.created_at < cutoff for r in rows):
-            cutoff = None  # nothing is older: no filter
-        if not tags and not exclude_tags and cutoff is None:
+        if not tags and not exclude_tags:
             return Allowed(None)
         want, avoid = set(tags), set(exclude_tags)
         return Allowed(
             [
                 r.ordinal
                 for r in rows
-                if (not want or want.intersection(r.tags))
-                and not avoid.intersection(r.tags)
-                and (cutoff is None or r.created_at >= cutoff)
+                if (not want or want.intersection(r.tags)) and not avoid.intersection(r.tags)
             ]
         )
 

@@ -812,21 +812,11 @@ class PostgresStore(PostgresBase):
         bank_id: int,
         tags: Sequence[str],
         exclude_tags: Sequence[str],
-        cutoff: str | None,
     ) -> Allowed:
         """Ordinals passing the filters, or ``Allowed(None)`` when nothing is filtered out."""
 
         def read(conn: Conn) -> Allowed:
-            live_cutoff = cutoff
-            if (
-                live_cutoff is not None
-                and not conn.execute(
-                    "SELECT 1 FROM memories WHERE bank_id = %s AND created_at < %s LIMIT 1",
-                    (bank_id, live_cutoff),
-                ).fetchone()
-            ):
-                live_cutoff = None
-            if not tags and not exclude_tags and live_cutoff is None:
+            if not tags and not exclude_tags:
                 return Allowed(None)
             where = ["m.bank_id = %s"]
             params: list[Any] = [bank_id]
@@ -842,9 +832,6 @@ class PostgresStore(PostgresBase):
                     "AND t.ordinal = m.ordinal AND t.tag = ANY(%s))"
                 )
                 params.append(list(exclude_tags))
-            if live_cutoff is not None:
-                where.append("m.created_at >= %s")
-                params.append(live_cutoff)
             rows = conn.execute(
                 f"SELECT m.ordinal FROM memories m WHERE {' AND '.join(where)} ORDER BY m.ordinal",
                 params,

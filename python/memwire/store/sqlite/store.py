@@ -575,21 +575,11 @@ class SQLiteStore(SnapshotTables, ReembedTables, ArchiveTables):
         bank_id: int,
         tags: Sequence[str],
         exclude_tags: Sequence[str],
-        cutoff: str | None,
     ) -> Allowed:
         """Ordinals passing the filters, or ``Allowed(None)`` when nothing is filtered out."""
 
         def read(conn: sqlite3.Connection) -> Allowed:
-            live_cutoff = cutoff
-            if (
-                live_cutoff is not None
-                and not conn.execute(
-                    "SELECT 1 FROM memories WHERE bank_id = ? AND created_at < ? LIMIT 1",
-                    (bank_id, live_cutoff),
-                ).fetchone()
-            ):
-                live_cutoff = None
-            if not tags and not exclude_tags and live_cutoff is None:
+            if not tags and not exclude_tags:
                 return Allowed(None)
             where = ["m.bank_id = ?"]
             params: list[Any] = [bank_id]
@@ -605,9 +595,6 @@ class SQLiteStore(SnapshotTables, ReembedTables, ArchiveTables):
                     f"AND t.ordinal = m.ordinal AND t.tag IN ({','.join('?' * len(exclude_tags))}))"
                 )
                 params.extend(exclude_tags)
-            if live_cutoff is not None:
-                where.append("m.created_at >= ?")
-                params.append(live_cutoff)
             rows = conn.execute(
                 f"SELECT m.ordinal FROM memories m WHERE {' AND '.join(where)} ORDER BY m.ordinal",
                 params,
