@@ -58,6 +58,7 @@ from memwire.embed import static
 from memwire.eval.locomo import CATEGORIES, _evidence, _turns, evaluate_locomo
 from memwire.eval.metrics import QueryResult, summarize
 from memwire.memory import Memory, api, relevance
+from memwire.memory.conversation import DEFAULT_AFTER, DEFAULT_BEFORE
 from memwire.memory.pack import PACK_DEPTH, Member, pack, terms_of
 from memwire.memory.relevance import Calibration
 
@@ -188,13 +189,7 @@ def record(embedder_name: str, backend: str | None, scifact: Sequence[str] = ())
             for i, conv in enumerate(conversations):
                 bank = f"locomo{i}"
                 turns = _turns(conv["conversation"])
-                got = memory.retain_conversation(
-                    [t.turn for t in turns], bank=bank, before=before, after=after
-                )
-                by_id: dict[str, list[str]] = {}
-                for turn, memory_id in zip(turns, got, strict=True):
-                    by_id.setdefault(memory_id, []).append(turn.dia_id)
-                dia[bank] = by_id
+                dia[bank] = _ingest(memory, turns, bank, before=before, after=after)
                 said = {t.dia_id for t in turns}
                 rec.bank, rec.kind = bank, "nothing"
                 for claim in train:
@@ -213,6 +208,22 @@ def record(embedder_name: str, backend: str | None, scifact: Sequence[str] = ())
         finally:
             rec.close()
     return Recording(rec.embedder, rec.calls, rec.members, rec.ids, dia)
+
+
+def _ingest(
+    memory: Memory,
+    turns: Sequence[Any],
+    bank: str,
+    before: int = DEFAULT_BEFORE,
+    after: int = DEFAULT_AFTER,
+) -> dict[str, list[str]]:
+    """Store ``turns`` through ``retain_conversation``; each memory id's LoCoMo dia_ids (a
+    memory holds one turn, or several when turns were merged)."""
+    got = memory.retain_conversation([t.turn for t in turns], bank=bank, before=before, after=after)
+    by_id: dict[str, list[str]] = {}
+    for turn, memory_id in zip(turns, got, strict=True):
+        by_id.setdefault(memory_id, []).append(turn.dia_id)
+    return by_id
 
 
 SMALL_SIZES = (5, 10, 20, 40)  # memories per small bank (--small)
@@ -270,11 +281,7 @@ def record_small(embedder_name: str, backend: str | None) -> Recording:
                     sessions.setdefault(t.dia_id.split(":")[0], []).append(t)
                 for name, group in sessions.items():
                     bank = f"ss{c}_{name}"
-                    got = memory.retain_conversation([t.turn for t in group], bank=bank)
-                    by_id: dict[str, list[str]] = {}
-                    for turn, memory_id in zip(group, got, strict=True):
-                        by_id.setdefault(memory_id, []).append(turn.dia_id)
-                    dia[bank] = by_id
+                    dia[bank] = _ingest(memory, group, bank)
                     said = {t.dia_id for t in group}
                     rec.bank, rec.kind = bank, "small_nothing"
                     for claim in claims:

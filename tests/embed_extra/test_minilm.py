@@ -76,13 +76,19 @@ def test_meaning(embedder: MiniLMEmbedder) -> None:
 def test_paraphrase_in_top_five(
     tmp_path: Path, embedder: MiniLMEmbedder, weights: list[float] | None
 ) -> None:
-    """ "how do we log in?" shares no word with "auth uses jose for tokens"."""
+    """ "how do we log in?" shares no word with "auth uses jose for tokens": the fusion ranks
+    it by its cosine alone. The floor is off here: at cosine 0.23 (MiniLM itself puts "logs are
+    shipped..." closer, 0.25) the note is below the small-bank rescue's 0.26, so by default it
+    is rightly not shown; test_a_small_bank_rescues_paraphrases_on_both_kernels covers the
+    floor."""
     with Memory(tmp_path / "m.db", backend="python", embedder=embedder) as memory:
         if weights is not None:
             memory.set_config("default", {"fusion_weights": weights})
         memory.retain_many(NOTES)
-        hits = memory.recall("how do we log in?", limit=5)
+        hits = memory.recall("how do we log in?", limit=5, min_score=0)
+        shown = memory.recall("how do we log in?", limit=5)
     assert "auth uses jose for tokens" in [h.content for h in hits]
+    assert len(hits) == 5 and {h.content for h in shown} <= {h.content for h in hits}
 
 
 @pytest.mark.both_kernels
