@@ -3,7 +3,8 @@
 - ``recall_max_tokens`` (int >= 1): the default ``budget`` of :meth:`Memory.recall`.
 - ``retain_tags`` (list of str): tags added to every memory retained into the bank.
 - ``ttl_days`` (number > 0): memories whose ``created_at`` is older are hidden from recall and
-  removed by :meth:`Memory.sweep` (deleted outright: expiry does not go through the trash).
+  removed by :meth:`Memory.sweep` and by the background sweep (deleted outright: expiry does
+  not go through the trash).
 - ``trash_days`` (int >= 0; default 30): how long :meth:`Memory.forget` keeps a memory in the
   trash (restorable) before the background sweep deletes it; 0 makes forget delete at once.
 - ``embedder`` (``"static"``, ``"minilm"`` or ``"none"``; default: the store-wide default,

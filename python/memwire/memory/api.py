@@ -190,7 +190,12 @@ class Memory:
         self._banks: dict[str, BankState] = {}
         self._closed = False
         self._watching = False
-        self._snapshotter = Snapshotter(self._build_graph, self._snapshot, self._sweep_bank)
+        self._snapshotter = Snapshotter(
+            self._build_graph, self._snapshot, self._sweep_bank, self._bank_names_to_sweep
+        )
+        # TTL expiry and expired trash are honoured in a long-lived process even in banks no
+        # recall touches (the thread waits on a condition meanwhile; close() stops it).
+        self._snapshotter.schedule_sweeps()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -857,6 +862,10 @@ class Memory:
             if expired.result is not None:
                 self._apply(expired.result)
         return removed
+
+    def _bank_names_to_sweep(self) -> list[str]:
+        """Every bank of the store, for the background thread's timed sweep."""
+        return [] if self._closed else self._store.bank_names()
 
     def _sweep_bank(self, name: str) -> None:
         """The background sweep of one bank: its trash past ``trash_days``, then, in a TTL

@@ -1,14 +1,16 @@
 """The background thread of a :class:`~memwire.memory.Memory`: snapshots and HNSW graphs are
 made off the hot path (docs/storage.md, docs/dense.md), never by a recall, and expired
-memories of TTL banks are swept there, so they stop costing recalls."""
+memories of TTL banks and expired trash are swept there: when a recall meets them (so they
+stop costing recalls), with snapshots, and every :data:`SWEEP_EVERY_S` in a long-lived process
+(so a bank nobody recalls still loses what its ``ttl_days``/``trash_days`` say it must)."""
 
 from __future__ import annotations
 
 import logging
 import threading
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Final
 
 from memwire import _heap
 from memwire.memory.health import RETRY_BASE_S, Health, JobLog, retry_delay
@@ -16,16 +18,25 @@ from memwire.memory.health import RETRY_BASE_S, Health, JobLog, retry_delay
 if TYPE_CHECKING:
     from memwire._kernel.contract import DenseGraphBuild
 
-__all__ = ["Snapshotter"]
+__all__ = ["SWEEP_EVERY_S", "Snapshotter"]
 
 log = logging.getLogger("memwire")
+
+# How often a running background thread sweeps every bank of the store (TTL expiry and expired
+# trash). Hourly: a day-granular retention setting is honoured within the hour, and a store of
+# a thousand banks costs a thousand small reads an hour.
+SWEEP_EVERY_S: Final = 3600.0
+# What ``_next`` returns when the timed sweep is due: list the banks (outside ``_cv``: it reads
+# the store), then queue a sweep of each.
+_ALL_BANKS: Final = "\x00all banks"
 
 
 class Snapshotter:
     """A daemon thread that keeps banks' indexes in shape off the hot path: it builds the HNSW
     graph of a bank above the exact dense threshold (docs/dense.md), and writes snapshots of
     banks with many unsnapshotted changes or with a graph no snapshot has yet; asked to, it
-    sweeps a bank's expired memories first.
+    sweeps a bank's expired memories first. With :meth:`schedule_sweeps` it also sweeps every
+    bank that ``banks`` lists periodically (:data:`SWEEP_EVERY_S`).
 
     Supervised: a job that raises is logged (at WARNING once per bank and job, see
     :class:`~memwire.memory.health.JobLog`) and the bank is retried after a delay that doubles
@@ -37,10 +48,14 @@ class Snapshotter:
         build_graph: Callable[[str], None],
         snapshot: Callable[[str], None],
         sweep: Callable[[str], None] | None = None,
+        banks: Callable[[], Iterable[str]] | None = None,
     ) -> None:
         self._build_graph = build_graph
         self._snapshot = snapshot
         self._sweep = sweep
+        self._banks = banks if sweep is not None else None
+        self.sweep_every = SWEEP_EVERY_S
+        self._sweep_at: float | None = None  # monotonic due time of the timed sweep
         self._pending: list[str] = []
         self._sweeps: set[str] = set()  # pending banks to sweep first
         self._only_sweep: set[str] = set()  # pending banks asked for a sweep alone
@@ -69,12 +84,27 @@ class Snapshotter:
             if bank in self._pending or bank in self._retry_at:  # a retry is already due later
                 return
             self._pending.append(bank)
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="memwire-snapshot", daemon=True
-                )
-                self._thread.start()
+            self._start()
             self._cv.notify()
+
+    def schedule_sweeps(self, every: float = SWEEP_EVERY_S) -> None:
+        """Sweep every bank that ``banks`` lists every ``every`` seconds, the first time
+        ``every`` seconds from now (starting the thread)."""
+        if self._banks is None:
+            raise ValueError("no sweep or bank listing to schedule")
+        with self._cv:
+            if self._stop:
+                return
+            self.sweep_every = every
+            self._sweep_at = time.monotonic() + every
+            self._start()
+            self._cv.notify()
+
+    def _start(self) -> None:
+        """Start the thread if it is not running (holding ``_cv``)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="memwire-snapshot", daemon=True)
+            self._thread.start()
 
     def _next(self) -> str | None:
         """The next bank to work on (holding ``_cv``), waiting for one; None once stopping."""
@@ -85,9 +115,14 @@ class Snapshotter:
                     del self._retry_at[bank]
                     if bank not in self._pending:
                         self._pending.append(bank)
+            if self._sweep_at is not None and self._sweep_at <= now:
+                self._sweep_at = now + self.sweep_every
+                return _ALL_BANKS
             if self._pending:
                 return self._pending.pop(0)
             wait = min(self._retry_at.values(), default=now + 3600) - now
+            if self._sweep_at is not None:
+                wait = min(wait, self._sweep_at - now)
             self._cv.wait(timeout=max(wait, 0.001))
         return None
 
@@ -97,12 +132,16 @@ class Snapshotter:
                 bank = self._next()
                 if bank is None:
                     return
-                sweep = bank in self._sweeps
-                self._sweeps.discard(bank)
-                only = bank in self._only_sweep
-                self._only_sweep.discard(bank)
-                self._busy = True
-                self._working = (bank, time.monotonic())
+                if bank != _ALL_BANKS:
+                    sweep = bank in self._sweeps
+                    self._sweeps.discard(bank)
+                    only = bank in self._only_sweep
+                    self._only_sweep.discard(bank)
+                    self._busy = True
+                    self._working = (bank, time.monotonic())
+            if bank == _ALL_BANKS:
+                self._queue_sweeps()
+                continue
             failures = 0
             try:
                 jobs = [] if only else [("graph", self._build_graph), ("snapshot", self._snapshot)]
@@ -131,6 +170,22 @@ class Snapshotter:
                     self._busy = False
                     self._working = None
                     self._cv.notify_all()
+
+    def _queue_sweeps(self) -> None:
+        """The timed sweep: a sweep of every bank ``banks`` lists, queued behind the work
+        already pending. A failure to list them is logged and retried at the next period."""
+        assert self._banks is not None
+        try:
+            names = list(self._banks())
+        except Exception as exc:
+            log.warning(
+                "timed sweep: the banks could not be listed (%s); next in %.0f s",
+                exc,
+                self.sweep_every,
+            )
+            return
+        for name in names:
+            self.request(name, only_sweep=True)
 
     def health(self) -> Health:
         """The thread's state, the bank it works on and the jobs that failed."""
