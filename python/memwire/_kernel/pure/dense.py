@@ -26,6 +26,10 @@ from memwire.errors import HnswError, InvalidInputError, SnapshotError
 
 # The canonical score divides the exact integer dot product by this, once, in f64.
 _DIVISOR = float(DENSE_SCALE * DENSE_SCALE)
+# Dot products are taken in f64 (BLAS) yet exact: every product of two int16 is below 2**30
+# and every partial sum, in any order, an integer below MAX_DIM * 2**30 = 2**42 < 2**53, so no
+# operation rounds (nor does a fused multiply-add) and the result is the i64 dot exactly.
+_EXACT = np.float64
 
 
 def decode(vector: bytes, dim: int) -> npt.NDArray[np.int16]:
@@ -160,7 +164,7 @@ class DenseStore:
         self.vectors: dict[int, npt.NDArray[np.int16]] = {}
         self.members = BitMap()  # the keys of ``vectors``, for filtered searches
         self.exact_max = DENSE_EXACT_MAX
-        self._matrix: tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]] | None = None
+        self._matrix: tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]] | None = None
         self._hnsw: Any = None  # usearch.index.Index, installed by install_graph or a snapshot
         # The newest GraphBuild while it is alive: changes are recorded in its journal.
         self._journal: weakref.ref[GraphBuild] | None = None
@@ -225,13 +229,13 @@ class DenseStore:
             self._hnsw = build.graph
             return True
 
-    def _exact(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]]:
+    def _exact(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
         if self._matrix is None:
             ords = np.array(sorted(self.vectors), dtype=np.intp)
             if len(ords):
-                mat = np.stack([self.vectors[int(o)] for o in ords]).astype(np.int64)
+                mat = np.stack([self.vectors[int(o)] for o in ords]).astype(_EXACT)
             else:
-                mat = np.zeros((0, self.dim), dtype=np.int64)
+                mat = np.zeros((0, self.dim), dtype=_EXACT)
             self._matrix = (ords, mat)
         return self._matrix
 
@@ -286,7 +290,7 @@ class DenseStore:
     def _search(
         self, query: npt.NDArray[np.int16], k: int, allow: AllowSet | None
     ) -> list[tuple[int, float]]:
-        q = query.astype(np.int64)
+        q = query.astype(_EXACT)
         graph = self._hnsw if len(self.vectors) > self.exact_max else None
         if graph is None:
             # Exact up to the threshold, and above it until a graph is installed.
@@ -301,14 +305,14 @@ class DenseStore:
             ords = np.asarray((allow.bitmap & self.members).to_array(), dtype=np.intp)
             if len(ords) == 0:
                 return []
-            mat = np.stack([self.vectors[int(o)] for o in ords]).astype(np.int64)
+            mat = np.stack([self.vectors[int(o)] for o in ords]).astype(_EXACT)
         else:
             ords = self._proposals(graph, query, k, allow)
             if len(ords) == 0:
                 return []
-            mat = np.stack([self.vectors[int(o)] for o in ords]).astype(np.int64)
+            mat = np.stack([self.vectors[int(o)] for o in ords]).astype(_EXACT)
         dots = mat @ q
-        return top_k(ords, dots.astype(np.float64) / _DIVISOR, k)
+        return top_k(ords, dots / _DIVISOR, k)
 
     def _proposals(
         self, graph: Any, query: npt.NDArray[np.int16], k: int, allow: AllowSet | None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -39,6 +39,23 @@ __all__ = ["BankIndex"]
 _K1_PLUS_1 = BM25_K1 + 1.0
 _DENSE_DIVISOR = float(DENSE_SCALE * DENSE_SCALE)
 
+_PostingArrays = tuple[
+    npt.NDArray[np.intp], npt.NDArray[np.float64], npt.NDArray[np.intp], npt.NDArray[np.float64]
+]
+
+
+class _Lexical(NamedTuple):
+    """A query's lexical pass: its distinct terms (postings, None when absent), their idf
+    and the sum of those, then the matching ordinals (any order) with their BM25 scores and
+    the number of query terms each contains."""
+
+    terms: list[Postings | None]
+    idfs: list[float]
+    q_idf: float
+    ords: npt.NDArray[np.intp]
+    scores: npt.NDArray[np.float64]
+    counts: npt.NDArray[np.float64]
+
 
 class Postings:
     """One term's documents (roaring bitmap of ordinals) with, aligned in ordinal order, their
@@ -50,9 +67,7 @@ class Postings:
         self.docs = BitMap()
         self.tfs = array("I")
         self.slots = array("I")
-        self._arrays: (
-            tuple[npt.NDArray[np.intp], npt.NDArray[np.float64], npt.NDArray[np.intp]] | None
-        ) = None
+        self._arrays: _PostingArrays | None = None
 
     def add(self, ordinal: int, tf: int, slot: int) -> None:
         if not self.docs or ordinal > self.docs.max():
@@ -73,15 +88,14 @@ class Postings:
         self.docs.remove(ordinal)
         self._arrays = None
 
-    def arrays(
-        self,
-    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64], npt.NDArray[np.intp]]:
-        """(slots, term frequencies as f64, ordinals), aligned, in ordinal order."""
+    def arrays(self) -> _PostingArrays:
+        """(slots, term frequencies as f64, ordinals, ``tf * (K1 + 1.0)``), aligned, in
+        ordinal order."""
         if self._arrays is None:
             slots = np.frombuffer(self.slots, dtype=np.uint32).astype(np.intp)
             tfs = np.frombuffer(self.tfs, dtype=np.uint32).astype(np.float64)
             ords = np.frombuffer(self.docs.to_array(), dtype=np.uint32).astype(np.intp)
-            self._arrays = (slots, tfs, ords)
+            self._arrays = (slots, tfs, ords, tfs * _K1_PLUS_1)
         return self._arrays
 
 
@@ -103,6 +117,11 @@ class BankIndex:
         # Distinct terms per document, needed only by remove(); rebuilt lazily after a load.
         self._doc_terms: dict[int, tuple[str, ...]] | None = {}
         self._norm_cache: npt.NDArray[np.float64] | None = None
+        # The last unfiltered lexical pass, keyed by (query, generation): the shell's lookup
+        # gate runs search_bm25 and then recall on the same query, and the pass is the cost.
+        # Bumped by every add and remove, so a hit always describes the current index.
+        self._generation = 0
+        self._last: tuple[str, int, _Lexical] | None = None
 
     # -- size ----------------------------------------------------------------------------
     @property
@@ -170,6 +189,7 @@ class BankIndex:
         self._total_len += len(tokens)
         self._live.add(ordinal)
         self._norm_cache = None
+        self._generation += 1
         if self._doc_terms is not None:
             self._doc_terms[ordinal] = tuple(counts)
 
@@ -204,6 +224,7 @@ class BankIndex:
         self._free_slots.append(slot)
         self._live.remove(ordinal)
         self._norm_cache = None
+        self._generation += 1
         if self._dense is not None:
             self._dense.remove(ordinal)
         return True
@@ -224,60 +245,87 @@ class BankIndex:
             self._norm_cache = BM25_K1 * ((1.0 - BM25_B) + BM25_B * (dl / avgdl))
         return self._norm_cache
 
-    def _lexical(
-        self, query: str, allow: AllowSet | None
-    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-        """Matching ordinals with their BM25 scores and overlap counts (any order)."""
-        terms, idfs, _ = self._query_terms(query)
+    def _lexical(self, query: str, allow: AllowSet | None) -> _Lexical:
+        """The query's terms and the matching ordinals with their BM25 scores and overlap
+        counts (any order); an unfiltered pass is kept for the next call on the same query."""
+        last = self._last
+        if allow is None and last is not None and last[:2] == (query, self._generation):
+            return last[2]
+        generation = self._generation
+        terms, idfs, q_idf = self._query_terms(query)
         if not terms:
-            return np.zeros(0, dtype=np.intp), np.zeros(0), np.zeros(0)
-        hits, (acc,) = self._accumulate(terms, idfs, allow, (self._norms(),))
-        return self._matches(acc, hits)
-
-    def _matches(
-        self, acc: npt.NDArray[np.float64], hits: npt.NDArray[np.float64]
-    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-        matched = np.flatnonzero(hits != 0.0)  # a bool scan is ~8x faster than a float one
-        return self._ordinal_of[matched].astype(np.intp), acc[matched], hits[matched]
+            empty = np.zeros(0)
+            found = _Lexical(terms, idfs, q_idf, np.zeros(0, dtype=np.intp), empty, empty)
+        else:
+            hits, acc = self._accumulate(terms, idfs, allow, self._norms())
+            matched = np.flatnonzero(hits != 0.0)  # a bool scan is ~8x faster than a float one
+            ords = self._ordinal_of[matched].astype(np.intp)
+            found = _Lexical(terms, idfs, q_idf, ords, acc[matched], hits[matched])
+        if allow is None:
+            self._last = (query, generation, found)
+        return found
 
     def _accumulate(
         self,
         terms: list[Postings | None],
         idfs: list[float],
         allow: AllowSet | None,
-        norms: tuple[npt.NDArray[np.float64], ...],
-    ) -> tuple[npt.NDArray[np.float64], list[npt.NDArray[np.float64]]]:
-        """Per slot: the number of query terms matched, and a BM25 score per length
-        normalisation in ``norms``, term at a time in query order (absent terms, None, are
-        skipped)."""
+        norm: npt.NDArray[np.float64],
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Per slot: the number of query terms matched and the BM25 score, term at a time in
+        query order (absent terms, None, are skipped)."""
         size = len(self._doc_len)
         hits = np.zeros(size, dtype=np.float64)
-        accs = [np.zeros(size, dtype=np.float64) for _ in norms]
+        acc = np.zeros(size, dtype=np.float64)
         for postings, idf in zip(terms, idfs, strict=True):
             if postings is None:
                 continue
-            slots, tfs, ords = postings.arrays()
+            slots, tfs, ords, tfs_k1 = postings.arrays()
             if allow is not None:
                 keep = allow.keep(ords)
-                slots, tfs = slots[keep], tfs[keep]
+                slots, tfs, tfs_k1 = slots[keep], tfs[keep], tfs_k1[keep]
             hits[slots] += 1.0
-            for acc, norm in zip(accs, norms, strict=True):
-                acc[slots] += idf * ((tfs * _K1_PLUS_1) / (tfs + norm[slots]))
-        return hits, accs
+            acc[slots] += idf * (tfs_k1 / (tfs + norm[slots]))
+        return hits, acc
+
+    def _fusion_lexical(
+        self, found: _Lexical, cands: npt.NDArray[np.intp]
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Per candidate (docs/parity.md, "Fusion", step 5): the number of query terms it
+        contains and its BM25 with the length normalisation capped at K1, document at a time,
+        terms in query order. Only the candidates are scored: the streams' pass does not
+        need the capped sum, and a term's postings are found by binary search."""
+        hits = np.zeros(len(cands), dtype=np.float64)
+        capped = np.zeros(len(cands), dtype=np.float64)
+        if not found.terms or not len(cands):
+            return hits, capped
+        slot_of = self._slot_of
+        slots = np.fromiter((slot_of[o] for o in cands.tolist()), dtype=np.intp, count=len(cands))
+        cap = np.minimum(self._norms()[slots], BM25_K1)
+        for postings, idf in zip(found.terms, found.idfs, strict=True):
+            if postings is None:
+                continue
+            _, tfs, ords, tfs_k1 = postings.arrays()
+            at = np.minimum(np.searchsorted(ords, cands), len(ords) - 1)
+            present = ords[at] == cands
+            at = at[present]
+            hits[present] += 1.0
+            capped[present] += idf * (tfs_k1[at] / (tfs[at] + cap[present]))
+        return hits, capped
 
     def search_bm25(
         self, query: str, k: int, allow: Allow | None = None
     ) -> list[tuple[int, float]]:
         _checks.at_least_one("k", k)
-        ords, scores, _ = self._lexical(query, _allow(allow))
-        return top_k(ords, scores, k)
+        found = self._lexical(query, _allow(allow))
+        return top_k(found.ords, found.scores, k)
 
     def search_overlap(
         self, query: str, k: int, allow: Allow | None = None
     ) -> list[tuple[int, float]]:
         _checks.at_least_one("k", k)
-        ords, scores, counts = self._lexical(query, _allow(allow))
-        return _overlap_top(ords, scores, counts, k)
+        found = self._lexical(query, _allow(allow))
+        return _overlap_top(found.ords, found.scores, found.counts, k)
 
     def search_dense(
         self, vector: bytes, k: int, allow: Allow | None = None
@@ -338,52 +386,54 @@ class BankIndex:
             return []
         # The query is tokenised once: the lexical streams read its present terms, the fused
         # score all of them (absent ones count in Q and T).
-        terms, idfs, q_idf = self._query_terms(query)
-        if terms:
-            # `capped`: the fused score's BM25, length normalisation capped at K1 (step 5).
-            norm = self._norms()
-            cap = np.minimum(norm, BM25_K1)
-            hits, (acc, capped) = self._accumulate(terms, idfs, allowed, (norm, cap))
-        else:
-            hits = acc = capped = np.zeros(len(self._doc_len))
-        ords, scores, counts = self._matches(acc, hits)
+        found = self._lexical(query, allowed)
         streams = [
-            [o for o, _ in top_k(ords, scores, depth)],
-            [o for o, _ in _overlap_top(ords, scores, counts, depth)],
+            [o for o, _ in top_k(found.ords, found.scores, depth)],
+            [o for o, _ in _overlap_top(found.ords, found.scores, found.counts, depth)],
             [o for o, _ in dense],
         ]
         ranks = [{o: r for r, o in enumerate(s, 1)} for s in streams]
-        # The dense stream's score is the exact cosine; other candidates are scored here.
-        dense_cos = {o: (s if s > 0.0 else 0.0) for o, s in dense}
         # Candidates: the union of the weighted streams' top-depth (docs/parity.md, "Fusion").
-        cands: dict[int, None] = {}
+        union: dict[int, None] = {}
         for stream, w in zip(streams, (ws[0], ws[1], w_dense), strict=True):
             if w != 0.0:
-                cands.update(dict.fromkeys(stream))
-        n_terms = float(len(idfs))
-        dense_store = self._dense
-        fused: list[tuple[int, float]] = []
-        for o in cands:
-            slot = self._slot_of[o]
-            matched = float(hits[slot])
-            lex = float(capped[slot]) / (_K1_PLUS_1 * q_idf) if matched else 0.0
-            frac = matched / n_terms if matched else 0.0
-            cos = dense_cos.get(o)
-            if cos is None:
-                cos = 0.0
-                if qvec is not None and dense_store is not None:
-                    row = dense_store.vectors.get(o)
-                    if row is not None:
-                        dot = int(row.astype(np.int64) @ qvec)
-                        cos = dot / _DENSE_DIVISOR if dot > 0 else 0.0
-            score = (((ws[0] * lex) + (ws[1] * frac)) + (w_dense * cos)) / total
-            if score > 0.0:
-                fused.append((o, score))
-        fused.sort(key=lambda item: (-item[1], item[0]))
+                union.update(dict.fromkeys(stream))
+        cands = np.fromiter(union, dtype=np.intp, count=len(union))
+        hits, capped = self._fusion_lexical(found, cands)
+        matched = hits != 0.0
+        lex = np.zeros(len(cands), dtype=np.float64)
+        frac = np.zeros(len(cands), dtype=np.float64)
+        if matched.any():
+            lex[matched] = capped[matched] / (_K1_PLUS_1 * found.q_idf)
+            frac[matched] = hits[matched] / float(len(found.idfs))
+        cos = self._cosines(cands, qvec)
+        # One binary64 operation at a time, elementwise: the order step 6 fixes.
+        fused = (((ws[0] * lex) + (ws[1] * frac)) + (w_dense * cos)) / total
+        keep = fused > 0.0
+        cands, fused = cands[keep], fused[keep]
+        order = np.lexsort((cands, -fused))[:limit]
         return [
             (o, score, ranks[0].get(o, 0), ranks[1].get(o, 0), ranks[2].get(o, 0))
-            for o, score in fused[:limit]
+            for o, score in zip(cands[order].tolist(), fused[order].tolist(), strict=True)
         ]
+
+    def _cosines(
+        self, cands: npt.NDArray[np.intp], qvec: npt.NDArray[np.int64] | None
+    ) -> npt.NDArray[np.float64]:
+        """Per candidate, ``dot / (DENSE_SCALE * DENSE_SCALE)`` of its vector with the query's
+        when the exact integer dot is positive, else 0.0 (for a member of the dense stream's
+        list, the same division as that list's score)."""
+        cos = np.zeros(len(cands), dtype=np.float64)
+        store = self._dense
+        if qvec is None or store is None or not len(cands):
+            return cos
+        rows = [store.vectors.get(o) for o in cands.tolist()]
+        has = np.fromiter((r is not None for r in rows), dtype=bool, count=len(rows))
+        if has.any():
+            mat = np.stack([r for r in rows if r is not None]).astype(np.int64)
+            dots = mat @ qvec
+            cos[has] = np.where(dots > 0, dots.astype(np.float64) / _DENSE_DIVISOR, 0.0)
+        return cos
 
     def _query_terms(self, query: str) -> tuple[list[Postings | None], list[float], float]:
         """The query's distinct terms (postings, None when absent), their idf and the sum of
@@ -428,5 +478,19 @@ def _overlap_top(
 ) -> list[tuple[int, float]]:
     if len(ords) == 0:
         return []
-    order = np.lexsort((ords, -(scores + 0.0), -counts))[:k]
+    scores = scores + 0.0  # -0.0 + 0.0 == +0.0
+    if len(ords) > k:
+        # Only documents that may be among the k best are sorted: those with more query
+        # terms than the k-th best count, and of those with as many, the best by BM25
+        # (ties with the cut kept, the sort orders them exactly).
+        kth = np.partition(counts, len(counts) - k)[len(counts) - k]
+        above = np.flatnonzero(counts > kth)
+        tie = np.flatnonzero(counts == kth)
+        room = k - len(above)  # >= 1: fewer than k counts exceed the k-th best
+        if len(tie) > room:
+            tied = scores[tie]
+            tie = tie[tied >= np.partition(tied, len(tie) - room)[len(tie) - room]]
+        keep = np.concatenate((above, tie))
+        ords, scores, counts = ords[keep], scores[keep], counts[keep]
+    order = np.lexsort((ords, -scores, -counts))[:k]
     return [(int(o), float(c)) for o, c in zip(ords[order], counts[order], strict=True)]
