@@ -149,3 +149,58 @@ def test_the_prefilter_passes_whenever_a_gate_does(seed: int) -> None:
     assert passed < len(battery_texts)
     prose = "The user asked about the weather in Paris, then booked a table for two."
     assert not redact_module._may_redact(prose, prose.lower())
+
+
+# The case-sensitive literals of the rules' gates, each tested on its own.
+_CASED_LITERALS = (
+    *"""AC SK SG. eyJ xox sk- shp dapi sq0 sig= :AA hvs. AIza ya29. dp.pt. ATATT3 GOCSPX- pypi-AgE
+    GR1348941 /api/webhooks/ ghp_ gho_ ghu_ ghs_ ghr_ github_pat_ _live_ _test_ whsec_ npm_ hf_
+    api_org_ _v1_ lin_api_ glsa_ ntn_""".split(),  # noqa: SIM905
+    "PRIVATE KEY",
+)
+
+
+def reference_prefilter(t: str, lo: str) -> bool:
+    """The prefilter as one test per literal (each implied by a rule's gate), before its literals
+    were guarded by characters they hold: the guarded ``_may_redact`` must give exactly this."""
+    return (
+        "@" in t
+        or "://" in t
+        or "key" in lo
+        or "secret" in lo
+        or "token" in lo
+        or "pass" in lo
+        or "pwd" in lo
+        or "basic" in lo
+        or "bearer" in lo
+        or "authorization" in lo
+        or "<private" in lo
+        or "sharedaccess" in lo
+        or (("=" in t or ":" in t) and ("auth" in lo or "credential" in lo))
+        or any(literal in t for literal in _CASED_LITERALS)
+        or ("gl" in t and redact_module._GITLAB_HINT.search(t) is not None)
+        or redact_module._AWS_HINT.search(t) is not None
+        or redact_module._DISCORD_HINT.search(t) is not None
+        or redact_module._digit_count(t) >= 9
+    )
+
+
+@pytest.mark.parametrize("seed", [23, 24])
+def test_the_guarded_prefilter_equals_one_test_per_literal(seed: int) -> None:
+    """The character guards in ``_may_redact`` (a literal is looked for only when a character
+    it holds is in the text) change no answer: on the battery, on each gate literal alone and
+    mutated, and on prose, it passes exactly when the unguarded expression does."""
+    rng = random.Random(seed)
+    cases = texts(3000, seed)
+    for literal in _gate_literals():
+        cases += [literal, f"x {literal} y", literal.upper(), literal.lower()]
+        cases += [_mutate(rng, literal) for _ in range(20)]
+    cases += [" ".join(rng.choice(PROSE) for _ in range(rng.randint(1, 30))) for _ in range(2000)]
+    cases += ["The user asked about the weather in Paris, then booked a table for two."]
+    outcomes = set()
+    for text in cases:
+        low = text.lower()
+        expected = reference_prefilter(text, low)
+        assert redact_module._may_redact(text, low) == expected, text
+        outcomes.add(expected)
+    assert outcomes == {True, False}
