@@ -11,6 +11,8 @@ opens that store and answers recalls until the background work is done, and repo
 
 - ``lexical``: a store built with ``embedder="none"`` (no vectors): postings, document lengths,
   the id maps and the Python-side caches;
+- ``lex-rows``: the same store with its snapshot ignored, so the index is built from the rows
+  in the process (as after an upgrade that cannot read the snapshot);
 - ``default``: the bank as `memwire serve` holds it (dense on, graph loaded from the snapshot);
 
 and, for each, Python's own share (tracemalloc's current size after the recalls). The two
@@ -34,7 +36,8 @@ PYTHON_DIR = Path(__file__).resolve().parent.parent / "python"
 PROBE = r"""
 import gc, json, sys, tempfile, tracemalloc
 sys.path.insert(0, sys.argv[1])
-path, backend, embedder, queries = sys.argv[2], sys.argv[3] or None, sys.argv[4], sys.argv[5:]
+path, backend, embedder, rows = sys.argv[2], sys.argv[3] or None, sys.argv[4], sys.argv[5]
+queries = sys.argv[6:]
 
 def rss_kib():
     for line in open("/proc/self/status"):
@@ -53,6 +56,8 @@ _heap.trim()
 idle = rss_kib()
 tracemalloc.start()
 m = Memory(path, backend=backend, embedder=embedder)
+if rows == "rows":
+    m._store.load_snapshot = lambda *args, **kwargs: None
 for q in queries:
     m.recall(q)
 m._snapshotter.drain()
@@ -88,7 +93,9 @@ def build(path: Path, texts: list[str], backend: str | None, embedder: str) -> N
         m._snapshotter.drain()
 
 
-def probe(path: Path, backend: str | None, embedder: str, queries: list[str]) -> dict[str, int]:
+def probe(
+    path: Path, backend: str | None, embedder: str, rows: bool, queries: list[str]
+) -> dict[str, int]:
     run = subprocess.run(
         [
             sys.executable,
@@ -98,6 +105,7 @@ def probe(path: Path, backend: str | None, embedder: str, queries: list[str]) ->
             str(path),
             backend or "",
             embedder,
+            "rows" if rows else "snapshot",
             *queries,
         ],
         capture_output=True,
@@ -122,11 +130,15 @@ def main() -> int:
     texts, queries = corpus(args.n)
     n = len(texts)
     rows: dict[str, dict[str, int]] = {}
-    for label, embedder in (("lexical", "none"), ("default", "static")):
+    for label, embedder, from_rows in (
+        ("lexical", "none", False),
+        ("lex-rows", "none", True),
+        ("default", "static", False),
+    ):
         path = workdir / f"n{args.n}-{embedder}.db"
         if not path.exists():
             build(path, texts, args.backend, embedder)
-        r = probe(path, args.backend, embedder, queries)
+        r = probe(path, args.backend, embedder, from_rows, queries)
         above = r["loaded_kib"] - r["idle_kib"]
         rows[label] = r
         print(

@@ -3,8 +3,10 @@
 //!
 //! Documents live in dense internal *slots* (reused after removal) rather than in arrays indexed
 //! by ordinal: ordinals are caller-chosen up to 2**32-1, and a single large one must not cost
-//! gigabytes. Posting lists hold ordinals ascending (the contract's order) with the aligned term
-//! frequencies and slots, so scoring reads flat arrays.
+//! gigabytes. Posting lists hold slots ascending with the aligned term frequencies, 5 bytes per
+//! entry, so scoring reads flat arrays; a slot's ordinal is one array read away. Scores do not
+//! depend on the order postings are visited in (docs/parity.md), and the snapshot writer sorts
+//! a list by ordinal, the contract's order, where slot order differs (after slot reuse).
 
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::{Arc, Mutex};
@@ -30,37 +32,63 @@ pub struct Stats {
     pub dim: u64,
 }
 
-/// One term's posting list; the three vectors are aligned, ordinals ascending.
+/// A term frequency of at least this is kept in [`BankIndex::big_tfs`]; the posting holds the
+/// marker. Almost every frequency is small (a memory is a sentence or a few), so one byte each.
+pub(crate) const TF_BIG: u8 = u8::MAX;
+
+/// `(term id, slot)` -> a term frequency of at least [`TF_BIG`].
+pub(crate) type BigTfs = HashMap<(u32, u32), u32>;
+
+/// The term frequency of a posting entry (`small` is its byte in `tfs`).
+#[inline(always)]
+pub(crate) fn tf_of(big: &BigTfs, id: u32, slot: u32, small: u8) -> u32 {
+    if small == TF_BIG {
+        big_tf(big, id, slot)
+    } else {
+        u32::from(small)
+    }
+}
+
+#[cold]
+fn big_tf(big: &BigTfs, id: u32, slot: u32) -> u32 {
+    big[&(id, slot)]
+}
+
+/// One term's posting list; the two vectors are aligned, slots ascending.
 #[derive(Default, Clone)]
 pub(crate) struct Posting {
     pub term: Box<str>,
-    pub ords: Vec<u32>,
-    pub tfs: Vec<u32>,
     pub slots: Vec<u32>,
+    pub tfs: Vec<u8>,
 }
 
 impl Posting {
-    fn insert(&mut self, ordinal: u32, tf: u32, slot: u32) {
-        // Ordinals usually arrive in increasing order: append without searching.
-        let at = match self.ords.last() {
-            Some(&last) if last > ordinal => self.ords.partition_point(|&o| o < ordinal),
-            _ => self.ords.len(),
+    fn insert(&mut self, slot: u32, tf: u8) {
+        // New slots are appended in increasing order: append without searching.
+        let at = match self.slots.last() {
+            Some(&last) if last > slot => self.slots.partition_point(|&s| s < slot),
+            _ => self.slots.len(),
         };
-        self.ords.insert(at, ordinal);
-        self.tfs.insert(at, tf);
+        // Grow by an eighth, not by doubling: a bank built from rows then holds about what one
+        // loaded from its snapshot (exact sizes) holds, for a few more copies while building.
+        if self.slots.len() == self.slots.capacity() {
+            let more = (self.slots.len() / 8).max(4);
+            self.slots.reserve_exact(more);
+            self.tfs.reserve_exact(more);
+        }
         self.slots.insert(at, slot);
+        self.tfs.insert(at, tf);
     }
 
-    fn remove(&mut self, ordinal: u32) {
-        if let Ok(at) = self.ords.binary_search(&ordinal) {
-            self.ords.remove(at);
-            self.tfs.remove(at);
-            self.slots.remove(at);
-        }
+    /// Removes `slot`'s entry; its frequency byte, if it was there.
+    fn remove(&mut self, slot: u32) -> Option<u8> {
+        let at = self.slots.binary_search(&slot).ok()?;
+        self.slots.remove(at);
+        Some(self.tfs.remove(at))
     }
 
     pub fn df(&self) -> usize {
-        self.ords.len()
+        self.slots.len()
     }
 }
 
@@ -82,6 +110,8 @@ pub struct BankIndex {
     pub(crate) dim: usize,
     pub(crate) vocab: HashMap<Box<str>, u32>,
     pub(crate) postings: Vec<Posting>,
+    /// The frequencies too big for a posting's byte (rare: a term repeated 255 times).
+    pub(crate) big_tfs: BigTfs,
     free_terms: Vec<u32>,
     pub(crate) slot_of: HashMap<u32, u32>,
     pub(crate) slots: Vec<Slot>,
@@ -107,6 +137,7 @@ impl BankIndex {
             dim,
             vocab: HashMap::default(),
             postings: Vec::new(),
+            big_tfs: BigTfs::default(),
             free_terms: Vec::new(),
             slot_of: HashMap::default(),
             slots: Vec::new(),
@@ -259,7 +290,7 @@ impl BankIndex {
             while j < terms.len() && terms[j] == term {
                 j += 1;
             }
-            let tf = (j - i) as u32;
+            let tf = j - i;
             i = j;
             let id = match self.vocab.get(term) {
                 Some(&id) => id,
@@ -277,7 +308,15 @@ impl BankIndex {
                     id
                 }
             };
-            self.postings[id as usize].insert(ordinal, tf, slot);
+            let small = match u8::try_from(tf) {
+                Ok(t) if t < TF_BIG => t,
+                // A document longer than u32::MAX tokens is cut to that length below anyway.
+                _ => {
+                    self.big_tfs.insert((id, slot), u32::try_from(tf).unwrap_or(u32::MAX));
+                    TF_BIG
+                }
+            };
+            self.postings[id as usize].insert(slot, small);
             term_ids.push(id);
         }
         // A document longer than u32::MAX tokens cannot be represented in a snapshot either.
@@ -298,8 +337,10 @@ impl BankIndex {
         let doc = std::mem::take(&mut self.slots[slot as usize]);
         for &id in doc.terms.iter() {
             let p = &mut self.postings[id as usize];
-            p.remove(ordinal);
-            if p.ords.is_empty() {
+            if p.remove(slot) == Some(TF_BIG) {
+                self.big_tfs.remove(&(id, slot));
+            }
+            if p.slots.is_empty() {
                 let term = std::mem::take(&mut p.term);
                 *p = Posting::default();
                 self.vocab.remove(&term);
@@ -313,6 +354,21 @@ impl BankIndex {
             d.remove(ordinal);
         }
         Ok(true)
+    }
+
+    /// A term's posting list in the contract's order: ordinals ascending, with their
+    /// frequencies (the snapshot's form).
+    pub(crate) fn posting_by_ordinal(&self, id: u32) -> (Vec<u32>, Vec<u32>) {
+        let p = &self.postings[id as usize];
+        let mut pairs: Vec<(u32, u32)> = p
+            .slots
+            .iter()
+            .zip(&p.tfs)
+            .map(|(&s, &t)| (self.slots[s as usize].ordinal, tf_of(&self.big_tfs, id, s, t)))
+            .collect();
+        // Already sorted unless a slot was reused; the sort checks that in one pass.
+        pairs.sort_unstable_by_key(|&(o, _)| o);
+        pairs.into_iter().unzip()
     }
 
     fn invalidate(&mut self) {
@@ -343,6 +399,7 @@ impl BankIndex {
         for (term, ords, tfs) in terms {
             let id = index.postings.len() as u32;
             let mut slots = Vec::with_capacity(ords.len());
+            let mut small = Vec::with_capacity(ords.len());
             let mut from = 0usize;
             for (&o, &tf) in ords.iter().zip(&tfs) {
                 from += ordinals[from..].partition_point(|&x| x < o);
@@ -355,12 +412,19 @@ impl BankIndex {
                 counts[from] += 1;
                 sums[from] = sums[from].wrapping_add(u64::from(tf));
                 slots.push(from as u32);
+                small.push(match u8::try_from(tf) {
+                    Ok(t) if t < TF_BIG => t,
+                    _ => {
+                        index.big_tfs.insert((id, from as u32), tf);
+                        TF_BIG
+                    }
+                });
             }
             let term: Box<str> = term.into();
             if index.vocab.insert(term.clone(), id).is_some() {
                 return Err(Error::corrupt("duplicate term"));
             }
-            index.postings.push(Posting { term, ords, tfs, slots });
+            index.postings.push(Posting { term, slots, tfs: small });
         }
         // Per-document term lists, sized exactly in a second pass (terms ascend by id).
         let mut lists: Vec<Vec<u32>> =
@@ -400,8 +464,7 @@ mod tests {
         assert!(ix.remove(3).unwrap());
         assert!(!ix.remove(3).unwrap());
         assert_eq!(ix.stats(), Stats { docs: 2, terms: 2, total_len: 2, vectors: 0, dim: 0 });
-        let p = &ix.postings[ix.vocab["borrow"] as usize];
-        assert_eq!(p.ords, [1]);
+        assert_eq!(ix.posting_by_ordinal(ix.vocab["borrow"]), (vec![1], vec![1]));
         // The freed slot and term ids are reused.
         ix.add(7, "checker", None).unwrap();
         assert_eq!(ix.slots.len(), 3);
@@ -414,11 +477,13 @@ mod tests {
         for o in [10, 4, 7, 1, 12] {
             ix.add(o, "common word", None).unwrap();
         }
-        let p = &ix.postings[ix.vocab["common"] as usize];
-        assert_eq!(p.ords, [1, 4, 7, 10, 12]);
-        for (o, s) in p.ords.iter().zip(&p.slots) {
-            assert_eq!(ix.slots[*s as usize].ordinal, *o);
-        }
+        let id = ix.vocab["common"];
+        assert_eq!(ix.posting_by_ordinal(id), (vec![1, 4, 7, 10, 12], vec![1; 5]));
+        // Slot order after a reuse: ordinal 0 takes 4's slot, between 10's and 7's.
+        assert!(ix.remove(4).unwrap());
+        ix.add(0, "common", None).unwrap();
+        assert_eq!(ix.postings[id as usize].slots, [0, 1, 2, 3, 4]);
+        assert_eq!(ix.posting_by_ordinal(id), (vec![0, 1, 7, 10, 12], vec![1; 5]));
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::dense::score as dense_score;
 use crate::dot::Query;
 use crate::error::{check_depth, check_k, check_weights, Result};
 use crate::generated::{BM25_B, BM25_K1, DEFAULT_DEPTH, DEFAULT_WEIGHTS};
-use crate::index::{BankIndex, Norms, Posting, RecallRow, Scored};
+use crate::index::{tf_of, BankIndex, BigTfs, Norms, RecallRow, Scored, Slot};
 use crate::rank::{canon, Key, TopK};
 use crate::tokenizer::query_terms;
 
@@ -88,29 +88,56 @@ struct Match {
     hits: u32,
 }
 
-/// Adds one query term's contribution to every (allowed) document of its posting list, with
-/// the contract's exact operation sequence. `allow` is read only when `FILTER`.
+/// What [`accumulate`] reads besides the scratch buffers: the index's slots (for a filter's
+/// ordinals), its big term frequencies, `norm(d)` per slot and the filter.
+struct Reads<'a> {
+    slots: &'a [Slot],
+    big: &'a BigTfs,
+    norm: &'a [f64],
+    allow: &'a AllowSet,
+}
+
+/// Adds term `id`'s contribution to every (allowed) document of its posting list, with the
+/// contract's exact operation sequence. `allow` is read only when `FILTER`.
 #[inline(always)]
 fn accumulate<const FILTER: bool, const FIRST: bool>(
     s: &mut Scratch,
-    size: usize,
-    p: &Posting,
+    ix: &BankIndex,
+    id: u32,
     idf: f64,
-    norm: &[f64],
-    allow: &AllowSet,
+    r: &Reads<'_>,
 ) {
+    // Almost no bank holds a frequency of 255 or more: its loop skips the marker test.
+    if r.big.is_empty() {
+        accumulate_with::<FILTER, FIRST, false>(s, ix, id, idf, r);
+    } else {
+        accumulate_with::<FILTER, FIRST, true>(s, ix, id, idf, r);
+    }
+}
+
+#[inline(always)]
+fn accumulate_with<const FILTER: bool, const FIRST: bool, const BIG: bool>(
+    s: &mut Scratch,
+    ix: &BankIndex,
+    id: u32,
+    idf: f64,
+    r: &Reads<'_>,
+) {
+    let size = r.slots.len();
+    let p = &ix.postings[id as usize];
     // Equal-length local slices: the compiler keeps the pointers in registers (a push to
     // `touched` cannot move them) and can merge the bounds checks.
     let acc = &mut s.acc[..size];
     let hits = &mut s.hits[..size];
-    let norm = &norm[..size];
+    let norm = &r.norm[..size];
+    let docs = &r.slots[..size];
     let touched = &mut s.touched;
-    for ((&slot, &tf), &ordinal) in p.slots.iter().zip(&p.tfs).zip(&p.ords) {
+    for (&slot, &tf) in p.slots.iter().zip(&p.tfs) {
         let i = slot as usize;
-        if FILTER && !allow.contains(ordinal) {
+        if FILTER && !r.allow.contains(docs[i].ordinal) {
             continue;
         }
-        let tf = f64::from(tf);
+        let tf = f64::from(if BIG { tf_of(r.big, id, slot, tf) } else { u32::from(tf) });
         let c = idf * ((tf * K1_PLUS_1) / (tf + norm[i]));
         if FIRST || hits[i] == 0 {
             touched.push(slot);
@@ -173,13 +200,12 @@ impl BankIndex {
             if n.saturating_mul(terms.len()).saturating_mul(16) < visited {
                 let live = allow.bitmap().iter().filter_map(|o| self.slot_of.get(&o).copied());
                 for m in live.filter_map(|slot| {
-                    let ordinal = self.slots[slot as usize].ordinal;
                     let mut score = 0.0;
                     let mut hits = 0;
                     for &(id, idf) in terms {
                         let p = &self.postings[id as usize];
-                        if let Ok(j) = p.ords.binary_search(&ordinal) {
-                            let tf = f64::from(p.tfs[j]);
+                        if let Ok(j) = p.slots.binary_search(&slot) {
+                            let tf = f64::from(tf_of(&self.big_tfs, id, slot, p.tfs[j]));
                             score += idf * ((tf * K1_PLUS_1) / (tf + norm[slot as usize]));
                             hits += 1;
                         }
@@ -202,16 +228,20 @@ impl BankIndex {
             }
             s.touched.clear();
             let none = AllowSet::default();
-            let filter = allow.unwrap_or(&none);
+            let r = Reads {
+                slots: &self.slots,
+                big: &self.big_tfs,
+                norm,
+                allow: allow.unwrap_or(&none),
+            };
             for (i, &(id, idf)) in terms.iter().enumerate() {
-                let p = &self.postings[id as usize];
                 // Specialised loops: the first term cannot meet a touched slot, and the filter
                 // test is hoisted out of the unfiltered case.
                 match (allow.is_some(), i == 0) {
-                    (false, true) => accumulate::<false, true>(s, size, p, idf, norm, filter),
-                    (false, false) => accumulate::<false, false>(s, size, p, idf, norm, filter),
-                    (true, true) => accumulate::<true, true>(s, size, p, idf, norm, filter),
-                    (true, false) => accumulate::<true, false>(s, size, p, idf, norm, filter),
+                    (false, true) => accumulate::<false, true>(s, self, id, idf, &r),
+                    (false, false) => accumulate::<false, false>(s, self, id, idf, &r),
+                    (true, true) => accumulate::<true, true>(s, self, id, idf, &r),
+                    (true, false) => accumulate::<true, false>(s, self, id, idf, &r),
                 }
             }
             let Scratch { acc, hits, touched } = s;
@@ -346,7 +376,7 @@ impl BankIndex {
                 let o = c.ordinal;
                 let (bm25, hits) = match self.slot_of.get(&o) {
                     Some(&slot) if !present.is_empty() => {
-                        self.fused_lexical(&present, o, slot as usize, acc.as_ref())
+                        self.fused_lexical(&present, slot, acc.as_ref())
                     }
                     _ => (0.0, 0),
                 };
@@ -386,10 +416,10 @@ impl BankIndex {
     fn fused_lexical(
         &self,
         terms: &[(u32, f64)],
-        ordinal: u32,
-        slot: usize,
+        slot32: u32,
         acc: Option<&Accumulated<'_>>,
     ) -> (f64, u32) {
+        let slot = slot32 as usize;
         let (norm, known) = match acc {
             Some(a) if a.hits[slot] == 0 => return (0.0, 0),
             Some(a) if a.norm[slot] <= BM25_K1 => return (a.acc[slot], a.hits[slot]),
@@ -406,8 +436,8 @@ impl BankIndex {
                 break;
             }
             let p = &self.postings[id as usize];
-            if let Ok(j) = p.ords.binary_search(&ordinal) {
-                let tf = f64::from(p.tfs[j]);
+            if let Ok(j) = p.slots.binary_search(&slot32) {
+                let tf = f64::from(tf_of(&self.big_tfs, id, slot32, p.tfs[j]));
                 bm25 += idf * ((tf * K1_PLUS_1) / (tf + norm));
                 hits += 1;
             }
@@ -523,6 +553,43 @@ mod tests {
         let all = ix.search_bm25("common word3 extra1", 1000, None).unwrap();
         let want: Vec<_> = all.iter().filter(|e| allow.contains(&e.0)).copied().collect();
         assert_eq!(small, want);
+    }
+
+    #[test]
+    fn big_term_frequencies_score_exactly() {
+        // 254 fits a posting's byte; 255 and more are kept aside, keyed by term and slot.
+        let mut ix = BankIndex::new(0).unwrap();
+        let text = |tf: usize| format!("{}zebra", "loud ".repeat(tf));
+        for (o, tf) in [(1, 254), (2, 255), (3, 300), (4, 1)] {
+            ix.add(o, &text(tf), None).unwrap();
+        }
+        let total = 254 + 255 + 300 + 1 + 4;
+        let got = ix.search_bm25("loud", 10, None).unwrap();
+        assert_eq!(got.iter().map(|e| e.0).collect::<Vec<_>>(), [3, 2, 1, 4]);
+        for (&(o, score), (tf, dl)) in got.iter().zip([(300, 301), (255, 256), (254, 255), (1, 2)])
+        {
+            assert_eq!(score.to_bits(), bm25(4, 4, tf, dl, total).to_bits(), "ordinal {o}");
+        }
+        let set = AllowSet::from_ordinals([3]);
+        assert_eq!(ix.search_bm25("loud", 10, Some(&set)).unwrap(), got[..1]);
+        let back = BankIndex::from_bytes(&ix.to_bytes().unwrap()).unwrap();
+        assert_eq!(back.search_bm25("loud", 10, None).unwrap(), got);
+        assert_eq!(back.big_tfs.len(), 2);
+        // Removing a document drops its big frequencies; its slot's next tenant has none.
+        assert!(ix.remove(3).unwrap());
+        assert_eq!(ix.big_tfs.len(), 1);
+        ix.add(5, "loud", None).unwrap();
+        assert_eq!(ix.big_tfs.len(), 1);
+        let mut fresh = BankIndex::new(0).unwrap();
+        for (o, tf) in [(1, 254), (2, 255), (4, 1)] {
+            fresh.add(o, &text(tf), None).unwrap();
+        }
+        fresh.add(5, "loud", None).unwrap();
+        for q in ["loud", "loud zebra"] {
+            let rows = ix.recall(q, 10, None, None, None, None).unwrap();
+            assert_eq!(rows.len(), 4);
+            assert_eq!(rows, fresh.recall(q, 10, None, None, None, None).unwrap());
+        }
     }
 
     #[test]

@@ -101,17 +101,20 @@ impl BankIndex {
         }
         key(&mut head, "postings");
         msgpack::write_array_header(&mut head, terms.len());
+        // Each list is put in ordinal order once; its frequencies, written after every list,
+        // wait in their own buffer.
+        let mut tfs = Vec::new();
+        key(&mut tfs, "tfs");
+        msgpack::write_array_header(&mut tfs, terms.len());
         for &(_, id) in &terms {
-            let bitmap =
-                RoaringBitmap::from_sorted_iter(self.postings[id as usize].ords.iter().copied())
-                    .expect("posting ordinals are sorted and unique");
+            let (ords, term_tfs) = self.posting_by_ordinal(id);
+            let bitmap = RoaringBitmap::from_sorted_iter(ords)
+                .expect("posting ordinals are sorted and unique");
             write_roaring(&mut head, &bitmap);
+            write_u32le(&mut tfs, &term_tfs);
         }
-        key(&mut head, "tfs");
-        msgpack::write_array_header(&mut head, terms.len());
-        for &(_, id) in &terms {
-            write_u32le(&mut head, &self.postings[id as usize].tfs);
-        }
+        head.extend_from_slice(&tfs);
+        drop(tfs);
         key(&mut head, "dim");
         msgpack::write_uint(&mut head, self.dim as u64);
         let dense = self.dense.as_ref();
