@@ -3,6 +3,7 @@
     python benchmarks/hnsw_quality.py [--n 100000] [--scalars f32 f16] [--backend rust]
     python benchmarks/hnsw_quality.py --scifact ../shared/bench/data/scifact   # real text
     python benchmarks/hnsw_quality.py --scalars i8 --oversample 1 2 4             # proposals
+    python benchmarks/hnsw_quality.py --scalars i8 --expansion 64 128 256         # search width
 
 On the benchmark corpus (corpus_cache.py, NFKC as the shell applies it), every document and
 query is embedded with the bundled static embedder. One kernel index holds the vectors; its
@@ -12,9 +13,9 @@ f32 ``q / DENSE_SCALE`` vectors inserted in ascending ordinal order on one threa
 settings of native/constants.toml), its ``k * HNSW_OVERSAMPLE`` proposals are re-scored
 exactly, and the top 10 is compared with the reference, for ``k`` = 10 (``search_dense(q,
 10)``) and ``k`` = 100 (the stream depth inside ``recall``); ``--oversample`` compares other
-factors than the contract's (each row adds the median time of one graph search, single
-thread). The graph of the scalar type the kernel uses is checked against the kernel's own
-graph: same top 10 on every query.
+factors than the contract's, ``--expansion`` other search widths (each row adds the median
+time of one graph search, single thread). The graph of the scalar type the kernel uses is
+checked against the kernel's own graph: same top 10 on every query.
 
 ``--scifact DIR`` swaps the generated corpus for real text: the sentences of the BEIR SciFact
 abstracts (read from DIR, never copied; ~45k sentences) as documents and its claims as
@@ -27,6 +28,7 @@ One run, wall clock for the builds (indicative)."""
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
 import statistics
@@ -84,6 +86,13 @@ def main() -> int:
         default=[contract.HNSW_OVERSAMPLE],
         help="proposals per wanted vector (default: the contract's HNSW_OVERSAMPLE)",
     )
+    ap.add_argument(
+        "--expansion",
+        nargs="+",
+        type=int,
+        default=[contract.HNSW_EXPANSION_SEARCH],
+        help="search widths to compare (default: the contract's HNSW_EXPANSION_SEARCH)",
+    )
     args = ap.parse_args()
     from usearch.index import Index
 
@@ -136,7 +145,8 @@ def main() -> int:
         graph.add(ords, mat.astype(np.float32) / np.float32(contract.DENSE_SCALE), threads=1)
         built = time.perf_counter() - t
         row = [f"{scalar}: graph {graph.memory_usage / 2**20:.0f} MiB, built in {built:.1f} s"]
-        for factor in args.oversample:
+        for width, factor in itertools.product(args.expansion, args.oversample):
+            graph.expansion_search = width
             for k in (10, 100):
                 same, overlap, same_scores = 0, 0, 0
                 tops, times = [], []
@@ -158,12 +168,16 @@ def main() -> int:
                     same_scores += bool(np.array_equal(dots(got) @ q, dots(want) @ q))
                     overlap += len(set(got) & set(want))
                 row.append(
-                    f"k={k} x {factor}: top 10 exact on {same}/{len(exact)} "
+                    f"k={k} x {factor}, expansion {width}: top 10 exact on {same}/{len(exact)} "
                     f"({same / len(exact):.1%}), recall@10 {overlap / (10 * len(exact)):.4f}, "
                     f"same 10 scores on {same_scores}/{len(exact)}, "
                     f"search p50 {statistics.median(times) * 1e6:.0f} us"
                 )
-                mine = scalar == contract.HNSW_SCALAR and factor == contract.HNSW_OVERSAMPLE
+                mine = (scalar, factor, width) == (
+                    contract.HNSW_SCALAR,
+                    contract.HNSW_OVERSAMPLE,
+                    contract.HNSW_EXPANSION_SEARCH,
+                )
                 if mine and k == 10:
                     kernel_top = tops
         print("\n  ".join(row), flush=True)
