@@ -26,11 +26,14 @@ __all__ = [
     "is_loopback",
     "make_server",
     "serve",
+    "tune_threads",
 ]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8888
 GRACE_SECONDS = 10
+# The server's GIL switch interval (CPython's default: 5 ms); see tune_threads.
+SWITCH_INTERVAL_S = 0.001
 
 
 class ServeRefused(Exception):
@@ -50,6 +53,17 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(name).is_loopback
     except ValueError:
         return False
+
+
+def tune_threads() -> None:
+    """Shorten the interpreter's GIL switch interval for a serving process.
+
+    A recall gives the GIL up and takes it back many times (each kernel call and each SQLite
+    step releases it). Beside a CPU-bound thread, such as another client's ``retain_many``,
+    every reacquisition waits until that thread is made to yield, up to the switch interval:
+    with CPython's 5 ms a recall's p99 was 18-20x its p50 during a 10k-item write, 7-10x with
+    1 ms, the write no slower (docs/BENCHMARKS.md, "Issue 18 on a quiet machine")."""
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
 
 
 MIN_TOKEN_CHARS = 16
@@ -231,6 +245,7 @@ def serve(
     from memwire.store import open_store
 
     _heap.tune_for_server()  # a long-running process: give freed memory back (memwire._heap)
+    tune_threads()
 
     logging.basicConfig(level=logging.WARNING, format="memwire: %(levelname)s %(message)s")
     from memwire.config import default_tier
