@@ -148,6 +148,7 @@ class ArchiveTables(SQLiteBase):
             )
             conn.execute("DELETE FROM removals WHERE bank_id = ?", (bank_id,))
             conn.execute("DELETE FROM snapshots WHERE bank_id = ?", (bank_id,))
+            conn.execute("DELETE FROM snapshot_parts WHERE bank_id = ?", (bank_id,))
             return WriteResult(
                 row.bank, bank_id, [memory_id], Additions.from_rows([]), removed, first_seq, seq
             )

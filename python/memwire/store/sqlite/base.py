@@ -37,7 +37,7 @@ __all__ = [
 
 log = logging.getLogger("memwire.store")
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_S = 10.0
 RETRY_DEADLINE_S = 120.0
 MAX_IDLE_READERS = 4  # read connections kept open between reads
@@ -119,6 +119,17 @@ CREATE TABLE IF NOT EXISTS staged_vectors (
 # Version 4: superseded and trashed memories (issue 17; memwire.store.archive_sql).
 _SCHEMA_4 = ARCHIVE_TABLE.format(text="TEXT", int="INTEGER", content="TEXT", blob="BLOB")
 
+# Version 5: the parts of a snapshot past its first (memwire.store.sqlite.snapshots): SQLite
+# holds at most ~1 GB in one value, less than a 1M-memory bank's snapshot with its vectors.
+_SCHEMA_5 = """
+CREATE TABLE IF NOT EXISTS snapshot_parts (
+    bank_id INTEGER NOT NULL,
+    part    INTEGER NOT NULL,
+    data    BLOB NOT NULL,
+    UNIQUE (bank_id, part)
+);
+"""
+
 BLOB_CHUNK = 4 << 20
 
 
@@ -126,17 +137,21 @@ def write_blob(
     conn: sqlite3.Connection,
     sql: str,
     params: tuple[object, ...],
-    data: bytes,
-    where: tuple[str, str, int],
+    data: bytes | memoryview,
+    where: tuple[str, str, int | None],
 ) -> None:
     """Run ``sql`` (whose ``{}`` stands for the blob) with ``data`` as its blob. Binding a big
     blob makes SQLite copy it twice (the bound value, then the record); writing a zeroblob
-    and then the data in chunks through incremental I/O (Python 3.11+) copies it never."""
+    and then the data in chunks through incremental I/O (Python 3.11+) copies it never.
+    ``where``: the blob's table, column and rowid (None: the row ``sql`` inserts)."""
     if not hasattr(conn, "blobopen"):
         conn.execute(sql.format("?"), (*params, data))
         return
-    conn.execute(sql.format("zeroblob(?)"), (*params, len(data)))
+    cursor = conn.execute(sql.format("zeroblob(?)"), (*params, len(data)))
     table, column, rowid = where
+    if rowid is None:
+        rowid = cursor.lastrowid
+        assert rowid is not None  # an INSERT's
     view = memoryview(data)
     with conn.blobopen(table, column, rowid) as blob:
         for start in range(0, len(view), BLOB_CHUNK):
@@ -319,8 +334,11 @@ class SQLiteBase:
             if version < SCHEMA_VERSION:
                 # 0: a new file; 1: add the reembed tables (nothing else changed); 1-2:
                 # casefold the stored tags (version 3: tags are case-insensitive); 1-3: add
-                # the archive (version 4: history and trash). Every table is IF NOT EXISTS.
-                script = (_SCHEMA if version == 0 else "") + _SCHEMA_2 + ";" + _SCHEMA_4
+                # the archive (version 4: history and trash); 1-4: add snapshot_parts
+                # (version 5: snapshots past SQLite's value size). Every table is IF NOT EXISTS.
+                script = (_SCHEMA if version == 0 else "") + ";".join(
+                    (_SCHEMA_2, _SCHEMA_4, _SCHEMA_5)
+                )
                 for statement in script.split(";"):
                     if statement.strip():
                         conn.execute(statement)

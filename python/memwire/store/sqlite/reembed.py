@@ -148,7 +148,7 @@ class ReembedTables(SQLiteBase):
                 "UPDATE banks SET embedder = ?, dim = ?, last_seq = ?, pruned_seq = ? WHERE id = ?",
                 (space[0], space[1], seq, seq, bank_id),
             )
-            for table in ("staged_vectors", "reembeds", "snapshots", "removals"):
+            for table in ("staged_vectors", "reembeds", "snapshots", "snapshot_parts", "removals"):
                 conn.execute(f"DELETE FROM {table} WHERE bank_id = ?", (bank_id,))
             # The archive's vectors are of the old space: a restore takes one encoded anew.
             conn.execute("UPDATE archive SET vector = NULL WHERE bank_id = ?", (bank_id,))

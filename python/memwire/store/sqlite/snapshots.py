@@ -1,5 +1,10 @@
-"""Index snapshots in the store: read and written whole through incremental blob I/O, so a
-snapshot as big as the index is never held twice (docs/storage.md, "Snapshots")."""
+"""Index snapshots in the store: read and written through incremental blob I/O, so a snapshot
+as big as the index is never held twice while one part holds it (docs/storage.md,
+"Snapshots").
+
+SQLite holds at most ~1 GB (``SQLITE_MAX_LENGTH``) in one value, and a 1M-memory bank's
+snapshot with its vectors and graph is more: its first :data:`SNAPSHOT_PART` bytes go in
+``snapshots.data`` and the rest in ``snapshot_parts`` rows, ``part`` 1, 2, ... in order."""
 
 from __future__ import annotations
 
@@ -14,33 +19,35 @@ from memwire.store.sqlite.base import SQLiteBase, write_blob
 
 # Free space a snapshot leaves on the disk beyond its own two copies (see _check_room).
 SNAPSHOT_HEADROOM = 4 * 1024 * 1024
+# Bytes per stored value of a snapshot: well under SQLite's 1,000,000,000-byte default limit.
+SNAPSHOT_PART = 256 << 20
 
-__all__ = ["SnapshotTables"]
+__all__ = ["SNAPSHOT_PART", "SnapshotTables"]
 
 
 class SnapshotTables(SQLiteBase):
     """The ``snapshots`` table, and the pruning of the removal log a snapshot allows."""
 
     def load_snapshot(self, bank_id: int, shell: str) -> Snapshot | None:
-        """The bank's snapshot if its shell format is ``shell``. The blob is read once, straight
-        into the returned bytes (a snapshot can be as big as the index it holds)."""
+        """The bank's snapshot if its shell format is ``shell``. A snapshot of one part is read
+        once, straight into the returned bytes (it can be as big as the index it holds); one of
+        several parts is joined, so it is held twice while it loads."""
 
         def read(conn: sqlite3.Connection) -> Snapshot | None:
-            if not hasattr(conn, "blobopen"):  # Python 3.10: no incremental blob I/O
-                found = conn.execute(
-                    "SELECT seq, data FROM snapshots WHERE bank_id = ? AND shell = ?",
-                    (bank_id, shell),
-                ).fetchone()
-                return None if found is None else Snapshot(found[0], found[1])
             found = conn.execute(
                 "SELECT seq FROM snapshots WHERE bank_id = ? AND shell = ?", (bank_id, shell)
             ).fetchone()
             if found is None:
                 return None
-            # bank_id is the rowid. A plain SELECT of the blob would hold it twice at once
-            # (SQLite's copy, then Python's).
-            with conn.blobopen("snapshots", "data", bank_id, readonly=True) as blob:
-                return Snapshot(found[0], blob.read())
+            parts = conn.execute(
+                "SELECT rowid FROM snapshot_parts WHERE bank_id = ? ORDER BY part", (bank_id,)
+            ).fetchall()
+            # bank_id is the snapshots row's rowid.
+            first = _read_value(conn, "snapshots", bank_id)
+            if not parts:  # one part is returned as read: never a second copy
+                return Snapshot(found[0], first)
+            rest = [_read_value(conn, "snapshot_parts", r[0]) for r in parts]
+            return Snapshot(found[0], b"".join([first, *rest]))
 
         return self._read(read, "load snapshot")
 
@@ -70,14 +77,24 @@ class SnapshotTables(SQLiteBase):
                 return False  # the bank was deleted meanwhile
             if seq < bank_row[0]:
                 return False  # older than a point every index must pass (e.g. a reembed)
+            view = memoryview(data)
             write_blob(
                 conn,
                 "INSERT OR REPLACE INTO snapshots (bank_id, seq, shell, created_at, data) "
                 "VALUES (?, ?, ?, ?, {})",
                 (bank_id, seq, shell, format_utc(now_utc())),
-                data,
+                view[:SNAPSHOT_PART],
                 ("snapshots", "data", bank_id),
             )
+            conn.execute("DELETE FROM snapshot_parts WHERE bank_id = ?", (bank_id,))
+            for part, start in enumerate(range(SNAPSHOT_PART, len(view), SNAPSHOT_PART), 1):
+                write_blob(
+                    conn,
+                    "INSERT INTO snapshot_parts (bank_id, part, data) VALUES (?, ?, {})",
+                    (bank_id, part),
+                    view[start : start + SNAPSHOT_PART],
+                    ("snapshot_parts", "data", None),
+                )
             conn.execute("DELETE FROM removals WHERE bank_id = ? AND seq <= ?", (bank_id, seq))
             conn.execute(
                 "UPDATE banks SET pruned_seq = MAX(pruned_seq, ?) WHERE id = ?", (seq, bank_id)
@@ -102,3 +119,13 @@ class SnapshotTables(SQLiteBase):
                 "the disk holding the store has no room for an index snapshot "
                 f"({size / 2**20:.1f} MiB, twice over); memories are still stored"
             )
+
+
+def _read_value(conn: sqlite3.Connection, table: str, rowid: int) -> bytes:
+    """The ``data`` of ``table``'s row ``rowid``, read once straight into the returned bytes
+    (a plain SELECT would hold it twice at once: SQLite's copy, then Python's)."""
+    if not hasattr(conn, "blobopen"):  # Python 3.10: no incremental blob I/O
+        found = conn.execute(f"SELECT data FROM {table} WHERE rowid = ?", (rowid,)).fetchone()
+        return bytes(found[0])
+    with conn.blobopen(table, "data", rowid, readonly=True) as blob:
+        return blob.read()

@@ -113,6 +113,7 @@ class SQLiteStore(SnapshotTables, ReembedTables, ArchiveTables):
                 "memory_tags",
                 "removals",
                 "snapshots",
+                "snapshot_parts",
                 "reembeds",
                 "staged_vectors",
             ):
