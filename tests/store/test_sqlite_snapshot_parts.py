@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,15 @@ def small_parts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sqlite_snapshots, "SNAPSHOT_PART", PART)
 
 
+@pytest.fixture
+def opened(tmp_path: Path, small_parts: None) -> Iterator[tuple[Path, SQLiteStore]]:
+    """A new SQLite store (its file, and the store) with tiny snapshot parts."""
+    path = tmp_path / "s.db"
+    store = SQLiteStore(path)
+    yield path, store
+    store.close()
+
+
 def parts(path: Path) -> list[tuple[int, int, int]]:
     """(bank_id, part, bytes) of every stored part past the first."""
     with sqlite3.connect(path) as conn:
@@ -33,10 +43,8 @@ def parts(path: Path) -> list[tuple[int, int, int]]:
 
 
 @pytest.mark.backend_independent
-@pytest.mark.usefixtures("small_parts")
-def test_a_snapshot_in_several_parts_reads_back_whole(tmp_path: Path) -> None:
-    path = tmp_path / "s.db"
-    store = SQLiteStore(path)
+def test_a_snapshot_in_several_parts_reads_back_whole(opened: tuple[Path, SQLiteStore]) -> None:
+    path, store = opened
     bank_id = store.write("b", [item("one")]).bank_id
     data = bytes(range(256)) * 3
     assert store.save_snapshot(bank_id, 1, data, "s")
@@ -52,14 +60,11 @@ def test_a_snapshot_in_several_parts_reads_back_whole(tmp_path: Path) -> None:
     assert parts(path) == []
     loaded = store.load_snapshot(bank_id, "s")
     assert loaded is not None and loaded.data == b"newer"
-    store.close()
 
 
 @pytest.mark.backend_independent
-@pytest.mark.usefixtures("small_parts")
-def test_no_part_outlives_its_snapshot(tmp_path: Path) -> None:
-    path = tmp_path / "s.db"
-    store = SQLiteStore(path)
+def test_no_part_outlives_its_snapshot(opened: tuple[Path, SQLiteStore]) -> None:
+    path, store = opened
     kept = store.write("kept", [item("kept")]).bank_id
     gone = store.write("gone", [item("gone")])
     purged = store.write("purged", [item("purged")])
@@ -69,7 +74,6 @@ def test_no_part_outlives_its_snapshot(tmp_path: Path) -> None:
     assert store.purge(purged.ids[0], "purged") is not None
     assert {bank_id for bank_id, _, _ in parts(path)} == {kept}
     assert store.load_snapshot(purged.bank_id, "s") is None
-    store.close()
 
 
 @pytest.mark.backend_independent
