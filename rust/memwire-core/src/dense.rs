@@ -590,7 +590,8 @@ mod tests {
             exact.add(o, v);
         }
         let q = [3, 1, 2, 0];
-        let got = s.search(&q, 5, None).unwrap();
+        // 10 wanted, 20 proposals: enough for the graph to reach the exact best here.
+        let got = s.search(&q, 10, None).unwrap();
         // The graph's i8 copies of these near-parallel 4-d vectors tie, so it may propose
         // another of the exactly tied candidates; what it returns is scored exactly.
         let all = exact.search(&q, 64, None).unwrap();
