@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from memwire import Memory
+from memwire.memory import snapshot_check
 from memwire.memory.snapshot_check import HEADER_SIZE, seal, unseal
 
 FIRST, LATER = 40, 25  # memories in the snapshot, and written after it without one
@@ -103,7 +104,16 @@ def _check_all_found(path: Path, backend: str, ids: list[str]) -> None:
             assert hits and hits[0].id == mid, f"memory {i} not found by {token(i)}"
 
 
+@pytest.fixture(params=["checked-first", "checked-while-loading"])
+def overlap(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small snapshots are checked before the kernel reads them, big ones while it does: this
+    runs every case both ways (the bank here is small, so the threshold is lowered)."""
+    if request.param == "checked-while-loading":
+        monkeypatch.setattr(snapshot_check, "OVERLAP_BYTES", 0)
+
+
 @pytest.mark.parametrize("how", [*CORRUPTIONS, "vectors-perturbed"])
+@pytest.mark.usefixtures("overlap")
 def test_a_corrupt_snapshot_is_rebuilt_from_rows(
     db_path: Path, backend: str, how: str, caplog: pytest.LogCaptureFixture
 ) -> None:

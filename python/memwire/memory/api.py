@@ -68,7 +68,7 @@ from memwire.memory.items import (
 )
 from memwire.memory.pack import PACK_DEPTH, Members, TermCache, pack
 from memwire.memory.relevance import judge
-from memwire.memory.snapshot_check import checked_payload, seal
+from memwire.memory.snapshot_check import load_sealed, seal
 from memwire.records import Hit, Record
 from memwire.store import (
     LIVE,
@@ -363,14 +363,12 @@ class Memory:
         index: BankIndex | None = None
         snap = self._store.load_snapshot(bank_id, SHELL_FORMAT) if use_snapshot else None
         if snap is not None:
-            seq, payload = snap.seq, checked_payload(state.name, snap)
-            del snap  # as big as the index: not kept through the load and the replay
+            seq = snap.seq
             try:
-                if payload is not None:
-                    index = self._kernel.BankIndex.from_bytes(payload)
+                index = load_sealed(state.name, snap, self._kernel.BankIndex.from_bytes)
             except (SnapshotError, HnswError) as exc:  # HnswError: its graph would not load
                 log.info("index snapshot of bank %r not usable (%s); rebuilding", state.name, exc)
-            del payload
+            del snap  # as big as the index: not kept through the replay
             if index is not None and index.dim != dim:
                 log.info("index snapshot of bank %r has dim %d, not %d", state.name, index.dim, dim)
                 index = None

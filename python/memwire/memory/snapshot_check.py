@@ -15,16 +15,19 @@ from __future__ import annotations
 import hashlib
 import logging
 import struct
-from typing import TYPE_CHECKING
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from memwire.errors import SnapshotError
 
 if TYPE_CHECKING:
     from memwire.store import Snapshot
 
-__all__ = ["HEADER_SIZE", "MAGIC", "checked_payload", "seal", "unseal"]
+__all__ = ["HEADER_SIZE", "MAGIC", "OVERLAP_BYTES", "load_sealed", "seal", "unseal"]
 
 log = logging.getLogger("memwire")
+T = TypeVar("T")
 
 MAGIC = b"MWSNAP\x00\x01"
 _NUMBERS = struct.Struct("<QQ")
@@ -43,9 +46,9 @@ def seal(seq: int, payload: bytes) -> bytes:
     return b"".join((MAGIC, numbers, _digest(numbers, payload), payload))
 
 
-def unseal(seq: int, data: bytes) -> bytes:
-    """The kernel payload of ``data``, a snapshot the store says covers up to ``seq``; raises
-    :class:`SnapshotError` (``corrupt snapshot: envelope: ...``) on any mismatch."""
+def _open(seq: int, data: bytes) -> tuple[bytes, memoryview]:
+    """The envelope's expected digest and a view of its payload, once every check but the
+    checksum passed."""
     if len(data) < HEADER_SIZE or not data.startswith(MAGIC):
         raise SnapshotError("corrupt snapshot: envelope: no memwire snapshot header")
     numbers = data[len(MAGIC) : len(MAGIC) + _NUMBERS.size]
@@ -56,17 +59,68 @@ def unseal(seq: int, data: bytes) -> bytes:
         )
     if covered != seq:
         raise SnapshotError(f"corrupt snapshot: envelope: covers seq {covered}, stored as {seq}")
-    expected = data[len(MAGIC) + _NUMBERS.size : HEADER_SIZE]
-    if _digest(numbers, memoryview(data)[HEADER_SIZE:]) != expected:
+    return data[:HEADER_SIZE], memoryview(data)[HEADER_SIZE:]
+
+
+def _verify(header: bytes, payload: memoryview) -> None:
+    numbers = header[len(MAGIC) : len(MAGIC) + _NUMBERS.size]
+    if _digest(numbers, payload) != header[len(MAGIC) + _NUMBERS.size :]:
         raise SnapshotError("corrupt snapshot: envelope: checksum mismatch")
-    return data[HEADER_SIZE:]
 
 
-def checked_payload(bank: str, snap: Snapshot) -> bytes | None:
-    """The kernel payload of bank ``bank``'s stored snapshot, or None (logged at WARNING) when
-    the envelope does not match: the caller rebuilds the index from the rows."""
+def unseal(seq: int, data: bytes) -> bytes:
+    """The kernel payload of ``data``, a snapshot the store says covers up to ``seq``; raises
+    :class:`SnapshotError` (``corrupt snapshot: envelope: ...``) on any mismatch."""
+    header, payload = _open(seq, data)
+    _verify(header, payload)
+    return payload.tobytes()
+
+
+#: Payloads at least this big are checksummed on a thread while the kernel reads them.
+OVERLAP_BYTES = 16 << 20
+
+
+def load_sealed(bank: str, snap: Snapshot, load: Callable[[memoryview], T]) -> T | None:
+    """``load`` applied to the kernel payload of bank ``bank``'s stored snapshot (a view into
+    ``snap.data``, never a copy), or None (logged at WARNING) when the envelope does not match:
+    the caller rebuilds the index from the rows.
+
+    A big payload's checksum (SHA-256 at ~0.6 GB/s here: 1.7 s for a 1M-memory bank) is
+    computed on another thread while ``load`` reads the same bytes; both release the GIL, so
+    opening costs the slower of the two, not their sum. What ``load`` built from a payload
+    whose checksum then fails is dropped: nothing reads it before the check is done."""
     try:
-        return unseal(snap.seq, snap.data)
+        header, payload = _open(snap.seq, snap.data)
+        small = len(payload) < OVERLAP_BYTES
+        if small:
+            _verify(header, payload)
     except SnapshotError as exc:
-        log.warning("index snapshot of bank %r is corrupt (%s); rebuilding from rows", bank, exc)
+        _corrupt(bank, exc)
         return None
+    if small:
+        return load(payload)
+    failed: list[SnapshotError] = []
+
+    def check() -> None:
+        try:
+            _verify(header, payload)
+        except SnapshotError as exc:
+            failed.append(exc)
+
+    checker = threading.Thread(target=check, name="memwire-snapshot-check", daemon=True)
+    checker.start()
+    try:
+        made = load(payload)
+    except BaseException:
+        checker.join()
+        if not failed:
+            raise
+    checker.join()
+    if failed:  # a corrupt envelope is reported as such, whatever the kernel made of it
+        _corrupt(bank, failed[0])
+        return None
+    return made
+
+
+def _corrupt(bank: str, exc: SnapshotError) -> None:
+    log.warning("index snapshot of bank %r is corrupt (%s); rebuilding from rows", bank, exc)

@@ -97,7 +97,8 @@ impl Posting {
 pub(crate) struct Slot {
     pub ordinal: u32,
     pub len: u32,
-    /// Distinct term ids, needed by `remove`.
+    /// Distinct term ids, needed by `remove` (empty until built after a snapshot load: see
+    /// [`BankIndex::doc_terms_pending`]).
     pub terms: Box<[u32]>,
 }
 
@@ -116,6 +117,10 @@ pub struct BankIndex {
     pub(crate) slot_of: HashMap<u32, u32>,
     pub(crate) slots: Vec<Slot>,
     free_slots: Vec<u32>,
+    /// Set by a snapshot load: the slots' term lists are not built yet. Only `remove` reads
+    /// them, and building them scatters every posting entry once (a second at 1M memories),
+    /// so a bank that is opened to be searched never pays for it; the first removal does.
+    doc_terms_pending: bool,
     pub(crate) live: RoaringBitmap,
     pub(crate) total_len: u64,
     pub(crate) dense: Option<DenseStore>,
@@ -142,6 +147,7 @@ impl BankIndex {
             slot_of: HashMap::default(),
             slots: Vec::new(),
             free_slots: Vec::new(),
+            doc_terms_pending: false,
             live: RoaringBitmap::new(),
             total_len: 0,
             dense: (dim > 0).then(|| DenseStore::new(dim)),
@@ -334,6 +340,7 @@ impl BankIndex {
             return Ok(false);
         };
         self.invalidate();
+        self.build_doc_terms();
         let doc = std::mem::take(&mut self.slots[slot as usize]);
         for &id in doc.terms.iter() {
             let p = &mut self.postings[id as usize];
@@ -386,36 +393,35 @@ impl BankIndex {
         index.slots.reserve(docs.len());
         index.slot_of.reserve(docs.len());
         // Slots are handed out in ascending ordinal order, so a document's slot is its position
-        // in `docs`: postings (ascending too) find it by a forward binary search, no hashing.
-        let ordinals: Vec<u32> = docs.iter().map(|&(o, _)| o).collect();
+        // in `docs`.
         for (slot, &(ordinal, len)) in docs.iter().enumerate() {
             index.slots.push(Slot { ordinal, len, terms: Box::default() });
             index.slot_of.insert(ordinal, slot as u32);
             index.live.insert(ordinal);
             index.total_len += u64::from(len);
         }
-        let mut counts = vec![0u32; docs.len()];
+        let slot_by_ordinal = SlotTable::new(docs);
+        // Each document's frequencies must sum to its length; the entries visit documents at
+        // random, so this one counter per document is the load's main cost.
         let mut sums = vec![0u64; docs.len()];
         for (term, ords, tfs) in terms {
             let id = index.postings.len() as u32;
             let mut slots = Vec::with_capacity(ords.len());
             let mut small = Vec::with_capacity(ords.len());
-            let mut from = 0usize;
             for (&o, &tf) in ords.iter().zip(&tfs) {
-                from += ordinals[from..].partition_point(|&x| x < o);
-                if ordinals.get(from) != Some(&o) {
+                let Some(slot) = slot_by_ordinal.get(o, &index.slot_of) else {
                     return Err(Error::corrupt("posting of a document that is not live"));
-                }
+                };
                 if tf == 0 {
                     return Err(Error::corrupt("zero term frequency"));
                 }
-                counts[from] += 1;
-                sums[from] = sums[from].wrapping_add(u64::from(tf));
-                slots.push(from as u32);
+                let sum = &mut sums[slot as usize];
+                *sum = sum.wrapping_add(u64::from(tf));
+                slots.push(slot);
                 small.push(match u8::try_from(tf) {
                     Ok(t) if t < TF_BIG => t,
                     _ => {
-                        index.big_tfs.insert((id, from as u32), tf);
+                        index.big_tfs.insert((id, slot), tf);
                         TF_BIG
                     }
                 });
@@ -426,31 +432,119 @@ impl BankIndex {
             }
             index.postings.push(Posting { term, slots, tfs: small });
         }
-        // Per-document term lists, sized exactly in a second pass (terms ascend by id).
-        let mut lists: Vec<Vec<u32>> =
-            counts.iter().map(|&n| Vec::with_capacity(n as usize)).collect();
-        for (id, posting) in index.postings.iter().enumerate() {
-            for &slot in &posting.slots {
-                lists[slot as usize].push(id as u32);
-            }
-        }
-        for (slot, list) in lists.into_iter().enumerate() {
-            let doc = &mut index.slots[slot];
-            if sums[slot] != u64::from(doc.len) {
+        for (doc, &sum) in index.slots.iter().zip(&sums) {
+            if sum != u64::from(doc.len) {
                 return Err(Error::corrupt(format!(
-                    "doc_lens: document {} has length {}, its term frequencies sum to {}",
-                    doc.ordinal, doc.len, sums[slot]
+                    "doc_lens: document {} has length {}, its term frequencies sum to {sum}",
+                    doc.ordinal, doc.len
                 )));
             }
-            doc.terms = list.into();
         }
+        index.doc_terms_pending = true;
         Ok(index)
+    }
+
+    /// Builds every slot's term list from the postings if a snapshot load left them out: a
+    /// counting sort (terms ascend by id) into one flat array, cut into each slot's box.
+    fn build_doc_terms(&mut self) {
+        if !std::mem::take(&mut self.doc_terms_pending) {
+            return;
+        }
+        let mut counts = vec![0usize; self.slots.len()];
+        for posting in &self.postings {
+            for &slot in &posting.slots {
+                counts[slot as usize] += 1;
+            }
+        }
+        let mut next = Vec::with_capacity(counts.len());
+        let mut total = 0usize;
+        for n in &mut counts {
+            next.push(total);
+            total += *n;
+            *n = total; // now the end of the slot's run
+        }
+        let mut flat = vec![0u32; total];
+        for (id, posting) in self.postings.iter().enumerate() {
+            for &slot in &posting.slots {
+                let at = &mut next[slot as usize];
+                flat[*at] = id as u32;
+                *at += 1;
+            }
+        }
+        let mut start = 0;
+        for (doc, &end) in self.slots.iter_mut().zip(&counts) {
+            doc.terms = flat[start..end].into();
+            start = end;
+        }
+    }
+}
+
+/// Ordinal -> slot while a snapshot loads: a direct table when the ordinals are dense enough
+/// (the usual bank: ordinals handed out in sequence, a few removed), so each of the tens of
+/// millions of posting entries costs one read of a small array; else the slot map's hash.
+enum SlotTable {
+    /// Every ordinal from the first to the last is live: the slot is the distance from the
+    /// first (`first`, the number of documents).
+    Offset(u32, u32),
+    Direct(Vec<u32>),
+    Hashed,
+}
+
+impl SlotTable {
+    /// The table may be this many times the number of documents (4 bytes an entry) before the
+    /// hash is used instead.
+    const SPREAD: u64 = 4;
+
+    fn new(docs: &[(u32, u32)]) -> Self {
+        let (Some(&(min, _)), Some(&(max, _))) = (docs.first(), docs.last()) else {
+            return Self::Hashed;
+        };
+        if (max - min) as usize == docs.len() - 1 {
+            return Self::Offset(min, docs.len() as u32);
+        }
+        if u64::from(max) >= Self::SPREAD * docs.len() as u64 + 1024 {
+            return Self::Hashed;
+        }
+        let mut table = vec![u32::MAX; max as usize + 1];
+        for (slot, &(ordinal, _)) in docs.iter().enumerate() {
+            table[ordinal as usize] = slot as u32;
+        }
+        Self::Direct(table)
+    }
+
+    #[inline]
+    fn get(&self, ordinal: u32, slot_of: &HashMap<u32, u32>) -> Option<u32> {
+        match self {
+            Self::Offset(first, n) => ordinal.checked_sub(*first).filter(|s| s < n),
+            Self::Direct(table) => table.get(ordinal as usize).copied().filter(|&s| s != u32::MAX),
+            Self::Hashed => slot_of.get(&ordinal).copied(),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slot_table_maps_dense_and_sparse_ordinals_alike() {
+        let empty: HashMap<u32, u32> = HashMap::default();
+        for ordinals in [vec![0u32, 1, 2, 5, 9], vec![3, 70, 4_000_000_000], vec![7, 8, 9, 10]] {
+            let docs: Vec<(u32, u32)> = ordinals.iter().map(|&o| (o, 1)).collect();
+            let table = SlotTable::new(&docs);
+            let slot_of: HashMap<u32, u32> =
+                ordinals.iter().enumerate().map(|(s, &o)| (o, s as u32)).collect();
+            let map = if matches!(table, SlotTable::Hashed) { &slot_of } else { &empty };
+            for o in 0..100 {
+                assert_eq!(table.get(o, map), slot_of.get(&o).copied(), "ordinal {o}");
+            }
+            assert_eq!(table.get(4_000_000_000, map), slot_of.get(&4_000_000_000).copied());
+        }
+        assert!(matches!(SlotTable::new(&[(0, 1), (5, 1)]), SlotTable::Direct(_)));
+        assert!(matches!(SlotTable::new(&[(4, 1), (5, 1)]), SlotTable::Offset(4, 2)));
+        assert!(matches!(SlotTable::new(&[(0, 1), (4_000_000_000, 1)]), SlotTable::Hashed));
+        assert!(matches!(SlotTable::new(&[]), SlotTable::Hashed));
+    }
 
     #[test]
     fn add_remove_keep_statistics_exact() {

@@ -237,15 +237,58 @@ fn build<'a>(get: &dyn Fn(&str) -> Option<Raw<'a>>) -> Result<BankIndex> {
         }
         parts.push((term.to_owned(), ords.iter().collect(), tfs));
     }
-    let mut index = BankIndex::from_parts(dim, &docs, parts)?;
-    let vec_docs = bitmap(bytes("vec_docs")?).ok_or_else(|| bad_bitmap("vec_docs"))?;
+    // The dense half (vectors and graph: about half the work of a big bank) is independent of
+    // the lexical half, so a big one loads on a second thread. Its errors are reported after
+    // the lexical half's, the order docs/parity.md lists.
+    let dense_fields =
+        DenseFields { vec_docs: get("vec_docs"), vectors: get("vectors"), hnsw: get("hnsw") };
+    let threaded =
+        dense_fields.vectors.and_then(Raw::bin).is_some_and(|v| v.len() >= THREADED_VECTOR_BYTES);
+    let (index, dense) = if threaded {
+        std::thread::scope(|s| {
+            let job = s.spawn(|| load_dense(dim, &live, dense_fields));
+            let index = BankIndex::from_parts(dim, &docs, parts);
+            let dense = job.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (index, dense)
+        })
+    } else {
+        (BankIndex::from_parts(dim, &docs, parts), load_dense(dim, &live, dense_fields))
+    };
+    let mut index = index?;
+    index.dense = dense?;
+    Ok(index)
+}
+
+/// Vectors at least this big are loaded on their own thread.
+const THREADED_VECTOR_BYTES: usize = 4 << 20;
+
+/// The snapshot's fields of the dense half, as found (checked by [`load_dense`]).
+#[derive(Clone, Copy)]
+struct DenseFields<'a> {
+    vec_docs: Option<Raw<'a>>,
+    vectors: Option<Raw<'a>>,
+    hnsw: Option<Raw<'a>>,
+}
+
+/// The dense store of an index of dimension `dim` whose documents are `live`.
+fn load_dense<'a>(
+    dim: usize,
+    live: &RoaringBitmap,
+    fields: DenseFields<'a>,
+) -> Result<Option<DenseStore>> {
+    let field = |key: &str| Error::corrupt(format!("field '{key}'"));
+    let bytes = |raw: Option<Raw<'a>>, key: &str| -> Result<&'a [u8]> {
+        raw.and_then(Raw::bin).ok_or_else(|| field(key))
+    };
+    let vec_docs =
+        bitmap(bytes(fields.vec_docs, "vec_docs")?).ok_or_else(|| bad_bitmap("vec_docs"))?;
     if dim == 0 && !vec_docs.is_empty() {
         return Err(corrupt("vec_docs: not empty in an index of dim 0"));
     }
-    if let Some(o) = first_outside(&vec_docs, &live) {
+    if let Some(o) = first_outside(&vec_docs, live) {
         return Err(corrupt(format!("vec_docs: document {o} is not in docs")));
     }
-    let raw = bytes("vectors")?;
+    let raw = bytes(fields.vectors, "vectors")?;
     if raw.len() as u64 != 2 * dim as u64 * vec_docs.len() {
         return Err(corrupt(format!(
             "vectors: {} bytes for {} vectors of dim {dim}",
@@ -253,21 +296,22 @@ fn build<'a>(get: &dyn Fn(&str) -> Option<Raw<'a>>) -> Result<BankIndex> {
             vec_docs.len()
         )));
     }
-    if let Some(dense) = index.dense.as_mut() {
+    let mut dense = (dim > 0).then(|| DenseStore::new(dim));
+    if let Some(dense) = dense.as_mut() {
         load_vectors(dense, &vec_docs, raw, dim)?;
     }
-    match get("hnsw") {
+    match fields.hnsw {
         None => {}
         Some(graph) if graph.is_nil() => {}
         Some(graph) => {
             let graph = graph.bin().ok_or_else(|| field("hnsw"))?;
-            let Some(dense) = index.dense.as_mut() else {
+            let Some(dense) = dense.as_mut() else {
                 return Err(corrupt("hnsw: a graph in an index of dim 0"));
             };
             dense.load_hnsw(graph)?;
         }
     }
-    Ok(index)
+    Ok(dense)
 }
 
 fn corrupt(detail: impl Into<String>) -> Error {
@@ -490,6 +534,59 @@ mod tests {
         let mut back = back;
         assert!(back.remove(5).unwrap());
         assert_eq!(back.stats().terms, ix.stats().terms - 1);
+    }
+
+    #[test]
+    fn removals_after_a_load_match_removals_before_it() {
+        // The term lists a load leaves out are built by the first removal.
+        let (mut built, mut loaded) =
+            (sample(), BankIndex::from_bytes(&sample().to_bytes().unwrap()).unwrap());
+        for o in [5, 2, 4000000000, 9] {
+            assert!(loaded.remove(o).unwrap());
+            assert!(built.remove(o).unwrap());
+            assert_eq!(loaded.stats(), built.stats());
+            assert_eq!(loaded.to_bytes().unwrap(), built.to_bytes().unwrap());
+            loaded.add(o + 100, "borrow rust again", None).unwrap();
+            built.add(o + 100, "borrow rust again", None).unwrap();
+        }
+        assert_eq!(loaded.to_bytes().unwrap(), built.to_bytes().unwrap());
+    }
+
+    #[test]
+    fn a_big_dense_half_loads_beside_the_lexical_half() {
+        // Enough vectors for the second thread (THREADED_VECTOR_BYTES).
+        let dim = 64;
+        let n = THREADED_VECTOR_BYTES / (2 * dim) + 10;
+        let mut ix = BankIndex::new(dim as i64).unwrap();
+        for i in 0..n {
+            let v: Vec<u8> = (0..dim)
+                .flat_map(|j| (((i * 7 + j * 13) % 251) as i16 - 120).to_le_bytes())
+                .collect();
+            ix.add(i as i64, &format!("doc{i} word{}", i % 97), Some(&v)).unwrap();
+        }
+        let bytes = ix.to_bytes().unwrap();
+        assert!(2 * dim * n >= THREADED_VECTOR_BYTES);
+        let back = BankIndex::from_bytes(&bytes).unwrap();
+        assert_eq!(back.stats(), ix.stats());
+        assert_eq!(back.to_bytes().unwrap(), bytes);
+        // A snapshot damaged in both halves names the lexical damage first, as the Python
+        // kernel (which loads the halves in turn) does.
+        let mut doc = rmpv::decode::read_value(&mut &bytes[..]).unwrap();
+        let Value::Map(entries) = &mut doc else { unreachable!() };
+        for (k, v) in entries.iter_mut() {
+            match k.as_str() {
+                Some("doc_lens") => {
+                    let Value::Binary(b) = v else { unreachable!() };
+                    b[0] ^= 1;
+                }
+                Some("vectors") => *v = Value::Binary(vec![0; 2 * dim * n]),
+                _ => {}
+            }
+        }
+        let mut damaged = Vec::new();
+        rmpv::encode::write_value(&mut damaged, &doc).unwrap();
+        let err = BankIndex::from_bytes(&damaged).unwrap_err().to_string();
+        assert!(err.contains("doc_lens: document 0 has length"), "{err}");
     }
 
     #[test]

@@ -11,6 +11,7 @@ use memwire_core::{
     budget, fusion, tokenizer, AllowSet as CoreAllow, BankIndex as CoreIndex, GraphBuild,
     StaticEmbedder as CoreEmbedder,
 };
+use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
@@ -437,10 +438,22 @@ impl BankIndex {
         Ok(PyBytes::new(py, &bytes))
     }
 
+    /// Any object with the buffer protocol: a read-only contiguous one (`bytes`, a memoryview of
+    /// them) is read in place, so a snapshot's payload inside its envelope needs no copy.
     #[staticmethod]
-    fn from_bytes(py: Python<'_>, data: PyBackedBytes) -> PyResult<Self> {
-        let index = py.detach(|| CoreIndex::from_bytes(&data)).or_raise(py)?;
-        Ok(Self { inner: RwLock::new(index) })
+    fn from_bytes(py: Python<'_>, data: PyBuffer<u8>) -> PyResult<Self> {
+        let index = if data.readonly() && data.is_c_contiguous() {
+            // SAFETY: the exporter keeps the memory alive and unchanged (read-only) until
+            // `data`, which holds the export, is dropped at the end of this function.
+            let bytes = unsafe {
+                std::slice::from_raw_parts(data.buf_ptr().cast::<u8>(), data.len_bytes())
+            };
+            py.detach(|| CoreIndex::from_bytes(bytes))
+        } else {
+            let copy = data.to_vec(py)?;
+            py.detach(|| CoreIndex::from_bytes(&copy))
+        };
+        Ok(Self { inner: RwLock::new(index.or_raise(py)?) })
     }
 }
 

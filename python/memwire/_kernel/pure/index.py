@@ -460,7 +460,7 @@ class BankIndex:
         return dump(self)
 
     @staticmethod
-    def from_bytes(data: bytes) -> BankIndex:
+    def from_bytes(data: bytes | memoryview) -> BankIndex:
         from memwire._kernel.pure.snapshot import load
 
         return load(data)

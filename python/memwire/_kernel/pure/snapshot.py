@@ -180,7 +180,7 @@ def _shown(value: Any) -> str:
     return "<map>" if isinstance(value, dict) else "<ext>"
 
 
-def load(data: bytes) -> BankIndex:
+def load(data: bytes | memoryview) -> BankIndex:
     """Loads a snapshot; its big fields are read in place (no second copy of ``data``)."""
     try:
         doc = _unpack(data)

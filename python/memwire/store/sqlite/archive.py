@@ -25,6 +25,7 @@ from memwire.store.protocol import (
     WriteResult,
 )
 from memwire.store.sqlite.base import SQLiteBase, log
+from memwire.store.sqlite.snapshots import drop_snapshot
 
 __all__ = ["ROW_COLUMNS", "ArchiveTables", "delete_row", "to_row"]
 
@@ -147,8 +148,7 @@ class ArchiveTables(SQLiteBase):
                 "UPDATE banks SET last_seq = ?, pruned_seq = ? WHERE id = ?", (seq, seq, bank_id)
             )
             conn.execute("DELETE FROM removals WHERE bank_id = ?", (bank_id,))
-            conn.execute("DELETE FROM snapshots WHERE bank_id = ?", (bank_id,))
-            conn.execute("DELETE FROM snapshot_parts WHERE bank_id = ?", (bank_id,))
+            drop_snapshot(conn, bank_id)
             return WriteResult(
                 row.bank, bank_id, [memory_id], Additions.from_rows([]), removed, first_seq, seq
             )

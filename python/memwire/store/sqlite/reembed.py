@@ -20,6 +20,7 @@ from memwire.store.protocol import (
     reembed_moved,
 )
 from memwire.store.sqlite.base import SQLiteBase
+from memwire.store.sqlite.snapshots import drop_snapshot
 
 __all__ = ["ReembedTables"]
 
@@ -148,8 +149,9 @@ class ReembedTables(SQLiteBase):
                 "UPDATE banks SET embedder = ?, dim = ?, last_seq = ?, pruned_seq = ? WHERE id = ?",
                 (space[0], space[1], seq, seq, bank_id),
             )
-            for table in ("staged_vectors", "reembeds", "snapshots", "snapshot_parts", "removals"):
+            for table in ("staged_vectors", "reembeds", "removals"):
                 conn.execute(f"DELETE FROM {table} WHERE bank_id = ?", (bank_id,))
+            drop_snapshot(conn, bank_id)
             # The archive's vectors are of the old space: a restore takes one encoded anew.
             conn.execute("UPDATE archive SET vector = NULL WHERE bank_id = ?", (bank_id,))
             return int(seq)

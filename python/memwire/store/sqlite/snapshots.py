@@ -22,7 +22,13 @@ SNAPSHOT_HEADROOM = 4 * 1024 * 1024
 # Bytes per stored value of a snapshot: well under SQLite's 1,000,000,000-byte default limit.
 SNAPSHOT_PART = 256 << 20
 
-__all__ = ["SNAPSHOT_PART", "SnapshotTables"]
+__all__ = ["SNAPSHOT_PART", "SnapshotTables", "drop_snapshot"]
+
+
+def drop_snapshot(conn: sqlite3.Connection, bank_id: int) -> None:
+    """Delete bank ``bank_id``'s snapshot with all its parts (inside the caller's transaction)."""
+    conn.execute("DELETE FROM snapshots WHERE bank_id = ?", (bank_id,))
+    conn.execute("DELETE FROM snapshot_parts WHERE bank_id = ?", (bank_id,))
 
 
 class SnapshotTables(SQLiteBase):

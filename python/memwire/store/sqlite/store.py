@@ -49,7 +49,7 @@ from memwire.store.sqlite.archive import ArchiveTables, delete_row, to_row
 from memwire.store.sqlite.base import SCHEMA_VERSION
 from memwire.store.sqlite.group import GroupCommit
 from memwire.store.sqlite.reembed import ReembedTables
-from memwire.store.sqlite.snapshots import SnapshotTables
+from memwire.store.sqlite.snapshots import SnapshotTables, drop_snapshot
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 
@@ -112,12 +112,11 @@ class SQLiteStore(SnapshotTables, ReembedTables, ArchiveTables):
                 "archive",
                 "memory_tags",
                 "removals",
-                "snapshots",
-                "snapshot_parts",
                 "reembeds",
                 "staged_vectors",
             ):
                 conn.execute(f"DELETE FROM {table} WHERE bank_id = ?", (bank_id,))
+            drop_snapshot(conn, bank_id)
             conn.execute("DELETE FROM banks WHERE id = ?", (bank_id,))
             return True
 
