@@ -22,6 +22,10 @@ pub type Scored = (u32, f64);
 /// `(ordinal, fused score, bm25 rank, overlap rank, dense rank)`; rank 0 means absent.
 pub type RecallRow = (u32, f64, u32, u32, u32);
 
+/// Removals after a snapshot load served by [`BankIndex::terms_of_slot`] before the term lists
+/// are built: a search of every posting list costs about 1/300 of building them all at 1M.
+pub(crate) const SCANNED_REMOVALS: u32 = 64;
+
 /// The numbers `stats()` reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stats {
@@ -117,10 +121,13 @@ pub struct BankIndex {
     pub(crate) slot_of: HashMap<u32, u32>,
     pub(crate) slots: Vec<Slot>,
     free_slots: Vec<u32>,
-    /// Set by a snapshot load: the slots' term lists are not built yet. Only `remove` reads
-    /// them, and building them scatters every posting entry once (a second at 1M memories),
-    /// so a bank that is opened to be searched never pays for it; the first removal does.
+    /// Set by a snapshot load: the term lists of the slots it filled are not built. Only
+    /// `remove` reads them, and building them scatters every posting entry once (1.5 s at 1M
+    /// memories), so a bank opened to be searched never pays for it. The first removals find
+    /// their document's terms by a search of each posting list instead (milliseconds at 1M);
+    /// past [`SCANNED_REMOVALS`] of them the lists are built.
     doc_terms_pending: bool,
+    scanned_removals: u32,
     pub(crate) live: RoaringBitmap,
     pub(crate) total_len: u64,
     pub(crate) dense: Option<DenseStore>,
@@ -148,6 +155,7 @@ impl BankIndex {
             slots: Vec::new(),
             free_slots: Vec::new(),
             doc_terms_pending: false,
+            scanned_removals: 0,
             live: RoaringBitmap::new(),
             total_len: 0,
             dense: (dim > 0).then(|| DenseStore::new(dim)),
@@ -340,8 +348,16 @@ impl BankIndex {
             return Ok(false);
         };
         self.invalidate();
-        self.build_doc_terms();
-        let doc = std::mem::take(&mut self.slots[slot as usize]);
+        if self.doc_terms_pending {
+            self.scanned_removals += 1;
+            if self.scanned_removals > SCANNED_REMOVALS {
+                self.build_doc_terms();
+            }
+        }
+        let mut doc = std::mem::take(&mut self.slots[slot as usize]);
+        if self.doc_terms_pending && doc.terms.is_empty() {
+            doc.terms = self.terms_of_slot(slot);
+        }
         for &id in doc.terms.iter() {
             let p = &mut self.postings[id as usize];
             if p.remove(slot) == Some(TF_BIG) {
@@ -442,6 +458,18 @@ impl BankIndex {
         }
         index.doc_terms_pending = true;
         Ok(index)
+    }
+
+    /// The ids of the terms whose posting lists hold `slot` (ascending slots: a binary search
+    /// each).
+    fn terms_of_slot(&self, slot: u32) -> Box<[u32]> {
+        let holds = |p: &&Posting| p.slots.binary_search(&slot).is_ok();
+        self.postings
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| holds(p))
+            .map(|(id, _)| id as u32)
+            .collect()
     }
 
     /// Builds every slot's term list from the postings if a snapshot load left them out: a

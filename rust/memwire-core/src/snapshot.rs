@@ -553,6 +553,23 @@ mod tests {
     }
 
     #[test]
+    fn many_removals_after_a_load_build_the_term_lists() {
+        // Past SCANNED_REMOVALS removals that search the postings, the lists are built.
+        let n = crate::index::SCANNED_REMOVALS as i64 * 3;
+        let mut built = BankIndex::new(0).unwrap();
+        for o in 0..n {
+            built.add(o, &format!("w{} w{} shared x{o}", o % 5, o % 11), None).unwrap();
+        }
+        let mut loaded = BankIndex::from_bytes(&built.to_bytes().unwrap()).unwrap();
+        for o in (0..n).step_by(2).chain((1..n).step_by(2)).take(n as usize - 3) {
+            assert!(loaded.remove(o).unwrap());
+            assert!(built.remove(o).unwrap());
+            assert_eq!(loaded.stats(), built.stats(), "after removing {o}");
+        }
+        assert_eq!(loaded.to_bytes().unwrap(), built.to_bytes().unwrap());
+    }
+
+    #[test]
     fn a_big_dense_half_loads_beside_the_lexical_half() {
         // Enough vectors for the second thread (THREADED_VECTOR_BYTES).
         let dim = 64;
