@@ -687,8 +687,8 @@ def create_app(
     (use it with a token when binding a non-loopback address). ``close_memory``: close the
     store when the app shuts down (the server runner owns the store; tests may not).
     ``store_id``: :func:`memwire.locations.store_id` of the store, answered by ``/health``.
-    ``warm_up``: run in a worker thread once the app has started (the runner builds its Memory
-    and loads the embedder there, so the server answers ``/health`` first).
+    ``warm_up``: run in a thread of its own once the app has started (the runner builds its
+    Memory and loads the embedder there, so the server answers ``/health`` first).
     """
     lazy_mcp = LazyMCP(memory, max_body) if mcp else None
 
