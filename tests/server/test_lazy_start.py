@@ -102,6 +102,8 @@ DEFERRED = (
     "pydantic",
     "memwire.server.mcp_server",
     "memwire.server.openapi",
+    "memwire.server.ops",
+    "memwire.server.fields",
     "anyio._backends._asyncio",
     "click",
     "multiprocessing",
@@ -172,7 +174,13 @@ def test_health_imports_none_of_the_deferred_modules(tmp_path: Path) -> None:
     assert report["before"] == []
     assert report["statuses"] == ["HTTP/1.1 200 OK"] * 3
     # The first requests loaded what they needed (and the server answered them with it).
-    for loaded in ("numpy", "memwire.memory", "mcp", "anyio._backends._asyncio"):
+    for loaded in (
+        "numpy",
+        "memwire.memory",
+        "mcp",
+        "anyio._backends._asyncio",
+        "memwire.server.ops",
+    ):
         assert loaded in report["after"]
 
 

@@ -37,12 +37,15 @@ from memwire.errors import (
     StorageFullError,
     StoreUnavailableError,
 )
-from memwire.server import ops
+from memwire.server._deferred import Deferred
 from memwire.server.compat import compat_routes
 from memwire.server.ui import PUBLIC_PATHS, ui_routes
 
 if TYPE_CHECKING:
     from memwire.memory import Memory
+    from memwire.server import ops
+else:
+    ops = Deferred("memwire.server.ops")  # imported by the first request using it
 
 __all__ = ["DEFAULT_MAX_BODY", "JSONBody", "create_app", "error_message", "error_status"]
 
