@@ -88,3 +88,121 @@ def test_a_store_that_cannot_be_opened_fails_at_start(tmp_path: Path) -> None:
     _out, err = process.communicate(timeout=60)
     assert process.returncode != 0
     assert "could not be opened" in err and "Traceback" not in err
+
+
+# Imported by nothing that answers /health: what a request that needs it loads (the Memory and
+# its kernel, the MCP SDK, anyio's worker threads) or what serving never uses (uvicorn's
+# command line and supervisors).
+DEFERRED = (
+    "numpy",
+    "memwire._kernel._native",
+    "memwire.memory",
+    "memwire.embed",
+    "mcp",
+    "pydantic",
+    "memwire.server.mcp_server",
+    "memwire.server.openapi",
+    "memwire.server.ops",
+    "memwire.server.fields",
+    "anyio._backends._asyncio",
+    "click",
+    "multiprocessing",
+    "memwire.importers",
+)
+
+# Runs `memwire serve` in the main thread (it handles the signals); a thread waits for the
+# first /health over a raw socket (importing nothing), then names the deferred modules loaded
+# by then, sends a retain and an MCP request, names them again, and stops the server.
+DRIVER = """
+import json, os, signal, socket, sys, threading, time
+from memwire.cli import main
+
+port, deferred = int(sys.argv[1]), json.loads(sys.argv[2])
+
+def ask(request):
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
+        s.sendall(request)
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    return data
+
+def post(path, body):
+    body = json.dumps(body).encode()
+    head = (f"POST {path} HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n"
+            "Content-Type: application/json\\r\\nAccept: application/json, text/event-stream\\r\\n"
+            f"Content-Length: {len(body)}\\r\\n\\r\\n").encode()
+    return ask(head + body).split(b"\\r\\n", 1)[0].decode()
+
+def probe():
+    while True:
+        try:
+            health = b"GET /health HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n"
+            if ask(health).endswith(b"ok"):
+                break
+        except OSError:
+            time.sleep(0.02)
+    before = [m for m in deferred if m in sys.modules]
+    statuses = [post("/banks/a/retain", {"content": "hello"}),
+                post("/banks/a/recall", {"query": "hello"}),
+                post("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})]
+    after = [m for m in deferred if m in sys.modules]
+    print(json.dumps({"before": before, "after": after, "statuses": statuses}), flush=True)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+threading.Thread(target=probe, daemon=True).start()
+sys.exit(main(["serve", "--db", sys.argv[3], "--port", str(port)]))
+"""
+
+
+def test_health_imports_none_of_the_deferred_modules(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER, str(port), json.dumps(DEFERRED), str(tmp_path / "m.db")],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["before"] == []
+    assert report["statuses"] == ["HTTP/1.1 200 OK"] * 3
+    # The first requests loaded what they needed (and the server answered them with it).
+    for loaded in (
+        "numpy",
+        "memwire.memory",
+        "mcp",
+        "anyio._backends._asyncio",
+        "memwire.server.ops",
+    ):
+        assert loaded in report["after"]
+
+
+def test_uvicorn_without_its_init_is_completed_on_first_use() -> None:
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from memwire.server.runner import _uvicorn_core\n"
+        "config, server = _uvicorn_core()\n"
+        "assert 'click' not in sys.modules and 'uvicorn.main' not in sys.modules\n"
+        "import uvicorn\n"
+        "assert uvicorn.Config is config and uvicorn.Server is server\n"
+        "assert 'click' not in sys.modules\n"
+        "assert callable(uvicorn.run) and uvicorn.__version__\n"  # runs the real __init__
+        "assert sys.modules['uvicorn.main'].Server is server\n"
+        "from uvicorn.lifespan.on import LifespanOn\n"
+        "try:\n"
+        "    uvicorn.no_such_name\n"
+        "except AttributeError:\n"
+        "    print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"

@@ -79,7 +79,7 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="load the kernel, numpy and the embedder right after start instead of with the "
         "first request that needs them (the first request does not wait; an idle server holds "
-        "~60 MiB instead of ~35)",
+        "~60 MiB instead of ~31)",
     )
     parser.add_argument(
         "--log-level",

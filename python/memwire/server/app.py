@@ -10,16 +10,18 @@ imports the MCP SDK.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hmac
+import importlib
 import json
 import logging
 import os
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_to_bytes
 
-import anyio
 import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -35,12 +37,15 @@ from memwire.errors import (
     StorageFullError,
     StoreUnavailableError,
 )
-from memwire.server import ops
+from memwire.server._deferred import Deferred
 from memwire.server.compat import compat_routes
 from memwire.server.ui import PUBLIC_PATHS, ui_routes
 
 if TYPE_CHECKING:
     from memwire.memory import Memory
+    from memwire.server import ops
+else:
+    ops = Deferred("memwire.server.ops")  # imported by the first request using it
 
 __all__ = ["DEFAULT_MAX_BODY", "JSONBody", "create_app", "error_message", "error_status"]
 
@@ -365,48 +370,63 @@ class _CatchTooLarge:
 
 
 class LazyMCP:
-    """The streamable HTTP MCP endpoint, imported and started on the first request to it."""
+    """The streamable HTTP MCP endpoint, imported and started on the first request to it.
+
+    It runs in a task of its own on the event loop from its first request until the app shuts
+    down (:meth:`close`): not in an anyio task group opened at start-up, whose import (anyio's
+    asyncio backend) the first ``/health`` would otherwise wait for."""
 
     def __init__(self, memory: Memory, max_body: int) -> None:
         self.memory = memory
         self.max_body = max_body
-        self._wanted = anyio.Event()
-        self._ready = anyio.Event()
-        self._handler: ASGIApp | None = None
+        self._handler: asyncio.Future[ASGIApp | None] | None = None
+        self._task: asyncio.Task[None] | None = None
         self._failed = False
         self._running = False
 
-    async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
-        """Lives in the app's lifespan task group: waits for a first MCP request, then serves."""
+    def open(self) -> None:
+        """The app has started: the endpoint starts with its first request from now on."""
         self._running = True
-        task_status.started()
-        await self._wanted.wait()
+
+    async def close(self) -> None:
+        """The app is shutting down: stop the endpoint (if it ever started)."""
+        self._running = False
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.wait([self._task])
+
+    async def _serve(self, handler: asyncio.Future[ASGIApp | None]) -> None:
         try:
             from memwire.server.mcp_server import http_session_manager
 
             manager = http_session_manager(self.memory, max_body=self.max_body)
             async with manager.run():
-                self._handler = manager.handle_request
-                self._ready.set()
-                await anyio.sleep_forever()
+                handler.set_result(manager.handle_request)
+                await asyncio.get_running_loop().create_future()  # until close() cancels it
         except Exception:
             log.exception("the MCP endpoint failed to start")
             self._failed = True
-            self._ready.set()
+            if not handler.done():
+                handler.set_result(None)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not self._running:
             await error_body(503, "the MCP endpoint is not running")(scope, receive, send)
             return
-        self._wanted.set()
-        await self._ready.wait()
-        if self._handler is None or self._failed:
+        if self._handler is None:
+            loop = asyncio.get_running_loop()
+            self._handler = loop.create_future()
+            self._task = loop.create_task(self._serve(self._handler))
+        # Shielded: a client that goes away while the endpoint starts must not cancel the
+        # start for the requests waiting with it.
+        handler = await asyncio.shield(self._handler)
+        if handler is None or self._failed:
             await error_body(500, OPAQUE_ERROR)(scope, receive, send)
             return
         bank = scope.get("path_params", {}).get("bank")
         scope = dict(scope)
         scope["memwire.pinned_bank"] = bank
-        await self._handler(scope, receive, send)
+        await handler(scope, receive, send)
 
 
 # -- routes ------------------------------------------------------------------------------------
@@ -620,17 +640,36 @@ async def _trim_now_and_then() -> None:
     from memwire import _heap
 
     while True:
-        await anyio.sleep(TRIM_EVERY_S)
+        await asyncio.sleep(TRIM_EVERY_S)
         await anyio.to_thread.run_sync(_heap.trim)
 
 
-async def _warm(warm_up: Callable[[], object]) -> None:
-    """Load what the first requests need, off the event loop; a failure is only logged (the
-    first request that needs it meets the same error and answers it)."""
-    try:
-        await anyio.to_thread.run_sync(warm_up)
-    except Exception as exc:
-        log.warning("warming up failed: %s", type(exc).__name__)
+def _start_warm_up(warm_up: Callable[[], object]) -> asyncio.Future[None]:
+    """Run ``warm_up`` in a thread of its own; the future is done when it has returned. A
+    failure is only logged (the first request that needs what failed meets the same error and
+    answers it). Its own thread rather than anyio's worker threads: their asyncio backend is
+    imported on the event loop, which would hold up the first requests; the thread imports it
+    instead, so that the first request does not wait for it either."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def finish() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    def run() -> None:
+        try:
+            warm_up()
+            with contextlib.suppress(ImportError):  # what anyio.to_thread loads on first use
+                importlib.import_module("anyio._backends._asyncio")
+        except Exception as exc:
+            log.warning("warming up failed: %s", type(exc).__name__)
+        finally:
+            with contextlib.suppress(RuntimeError):  # the loop is already closed
+                loop.call_soon_threadsafe(finish)
+
+    threading.Thread(target=run, name="memwire-warm-up", daemon=True).start()
+    return done
 
 
 def create_app(
@@ -651,25 +690,29 @@ def create_app(
     (use it with a token when binding a non-loopback address). ``close_memory``: close the
     store when the app shuts down (the server runner owns the store; tests may not).
     ``store_id``: :func:`memwire.locations.store_id` of the store, answered by ``/health``.
-    ``warm_up``: run in a worker thread once the app has started (the runner builds its Memory
-    and loads the embedder there, so the server answers ``/health`` first).
+    ``warm_up``: run in a thread of its own once the app has started (the runner builds its
+    Memory and loads the embedder there, so the server answers ``/health`` first).
     """
     lazy_mcp = LazyMCP(memory, max_body) if mcp else None
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # Plain asyncio tasks, not an anyio task group: the server starts listening without
+        # importing anyio's asyncio backend (~1 MiB; the first request that runs in a worker
+        # thread imports it).
+        trimming = asyncio.get_running_loop().create_task(_trim_now_and_then())
+        warming = _start_warm_up(warm_up) if warm_up is not None else None
+        if lazy_mcp is not None:
+            lazy_mcp.open()
         try:
-            async with anyio.create_task_group() as tg:
-                if lazy_mcp is not None:
-                    await tg.start(lazy_mcp.run)
-                if warm_up is not None:
-                    tg.start_soon(_warm, warm_up)
-                tg.start_soon(_trim_now_and_then)
-                try:
-                    yield
-                finally:
-                    tg.cancel_scope.cancel()
+            yield
         finally:
+            trimming.cancel()
+            if lazy_mcp is not None:
+                await lazy_mcp.close()
+            if warming is not None:  # the Memory is not closed under a warm-up building it
+                await warming
+            await asyncio.wait([trimming])
             if close_memory:
                 await anyio.to_thread.run_sync(memory.close)
 

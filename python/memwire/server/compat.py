@@ -38,11 +38,14 @@ from memwire.errors import (
     StorageFullError,
     StoreUnavailableError,
 )
-from memwire.server.ops import _type_name
+from memwire.server._deferred import Deferred
 
 if TYPE_CHECKING:
     from memwire.memory import Memory
     from memwire.records import Hit
+    from memwire.server import ops
+else:
+    ops = Deferred("memwire.server.ops")  # imported by the first request using it
 
 __all__ = ["PREFIX", "compat_routes"]
 
@@ -86,7 +89,7 @@ async def _body(request: Request) -> Mapping[str, Any]:
     """The JSON object of the body; 422 for JSON that is not an object."""
     value = await _json_value(request)
     if not isinstance(value, dict):
-        raise _shape(f"expected a JSON object, got {_type_name(value)}")
+        raise _shape(f"expected a JSON object, got {ops._type_name(value)}")
     return value
 
 
@@ -97,7 +100,7 @@ def _string(body: Mapping[str, Any], name: str, *, required: bool = False) -> st
             raise _shape(f"missing field `{name}`")
         return None
     if not isinstance(value, str):
-        raise _shape(f"{name}: invalid type: {_type_name(value)}, expected a string")
+        raise _shape(f"{name}: invalid type: {ops._type_name(value)}, expected a string")
     return value
 
 
@@ -106,7 +109,9 @@ def _strings(body: Mapping[str, Any], name: str) -> list[str] | None:
     if value is None:
         return None
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _shape(f"{name}: invalid type: {_type_name(value)}, expected a sequence of strings")
+        raise _shape(
+            f"{name}: invalid type: {ops._type_name(value)}, expected a sequence of strings"
+        )
     return value
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import ipaddress
 import logging
 import signal
@@ -95,10 +96,50 @@ def _loopback_hosts(host: str) -> frozenset[str]:
     return frozenset(LOOPBACK_NAMES) | bound
 
 
-def _server_class() -> Any:
-    import uvicorn
+_uvicorn_lock = threading.RLock()  # reentrant: completing the package may run under it
 
-    class Server(uvicorn.Server):
+
+def _uvicorn_core() -> tuple[Any, Any]:
+    """uvicorn's ``Config`` and ``Server`` classes, imported without the package's
+    ``__init__``, which also imports its command line (click) and its reload and worker
+    supervisors (multiprocessing): a tenth of the server's start-up and ~1 MiB that serving
+    never uses. The package module stands in sys.modules with ``Config`` and ``Server`` set;
+    any other attribute (``uvicorn.run``, ``uvicorn.__version__``) runs the real ``__init__``
+    first, so whoever imports uvicorn later finds it whole."""
+    with _uvicorn_lock:
+        if "uvicorn" not in sys.modules:
+            spec = importlib.util.find_spec("uvicorn")
+            if spec is not None and spec.loader is not None and spec.submodule_search_locations:
+                loader = spec.loader
+                package = importlib.util.module_from_spec(spec)
+
+                def complete(name: str) -> Any:
+                    with _uvicorn_lock:
+                        if "__getattr__" in vars(package):
+                            del package.__getattr__
+                            loader.exec_module(package)
+                    return getattr(package, name)
+
+                package.__getattr__ = complete  # type: ignore[method-assign]
+                sys.modules["uvicorn"] = package
+                try:
+                    from uvicorn.config import Config
+                    from uvicorn.server import Server
+                except BaseException:
+                    for name in [n for n in sys.modules if n.split(".")[0] == "uvicorn"]:
+                        del sys.modules[name]
+                    raise
+                package.Config, package.Server = Config, Server  # type: ignore[attr-defined]
+    from uvicorn.config import Config
+    from uvicorn.server import Server
+
+    return Config, Server
+
+
+def _server_class() -> Any:
+    _config, base = _uvicorn_core()
+
+    class Server(base):  # type: ignore[misc,valid-type]
         """uvicorn's server, minus re-raising the signal after a graceful shutdown.
 
         uvicorn re-delivers SIGINT/SIGTERM once it has drained; memwire instead returns from
@@ -135,8 +176,6 @@ def make_server(
     """A configured (not yet running) uvicorn server for ``memory``; ``store_id`` names its
     store on ``/health`` (:func:`memwire.locations.store_id`); ``warm_up``: see
     :func:`~memwire.server.app.create_app`."""
-    import uvicorn
-
     from memwire.server.app import create_app
 
     check_bind(host, token)
@@ -148,13 +187,15 @@ def make_server(
         store_id=store_id,
         warm_up=warm_up,
     )
-    config = uvicorn.Config(
+    config_class, _server = _uvicorn_core()
+    config = config_class(
         app,
         host=host,
         port=port,
         log_level=log_level,
         access_log=False,
         lifespan="on",
+        loop="asyncio",  # uvloop is no dependency: "auto" would only look for it
         server_header=False,
         timeout_graceful_shutdown=GRACE_SECONDS,
         # httptools (a dependency: ~1 ms less CPU per request than h11) is picked up by

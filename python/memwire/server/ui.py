@@ -19,7 +19,6 @@ from __future__ import annotations
 import io
 from collections import Counter
 from functools import cache
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
@@ -28,10 +27,13 @@ from starlette.routing import Route
 
 from memwire.config import DEFAULT_MIN_SCORE
 from memwire.errors import InvalidInputError, NotFoundError
-from memwire.server import ops
+from memwire.server._deferred import Deferred
 
 if TYPE_CHECKING:
     from memwire.memory import Memory
+    from memwire.server import ops
+else:
+    ops = Deferred("memwire.server.ops")  # imported by the first request using it
 
 __all__ = ["CSP", "MAX_DAY_SCAN", "PUBLIC_PATHS", "STATIC_FILES", "ui_routes"]
 
@@ -78,6 +80,8 @@ DAY_PAGE = 1000
 
 @cache
 def _static(name: str) -> bytes:
+    from importlib import resources  # with the first page served, not at start
+
     return resources.files("memwire.server").joinpath("static", name).read_bytes()
 
 

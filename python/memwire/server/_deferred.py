@@ -1,0 +1,22 @@
+"""A module imported on its first use rather than by the module that names it."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = ["Deferred"]
+
+
+class Deferred:
+    """Stands for the module ``name`` and imports it when one of its attributes is first read.
+
+    The server's route modules name :mod:`memwire.server.ops` (and with it the request-field
+    tables) this way, so that starting the server, which only builds the routes, does not
+    import them: the first request that runs an operation does (``/health`` never does)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(importlib.import_module(self._name), attribute)
