@@ -309,11 +309,16 @@ class SQLiteStore(SnapshotTables, ReembedTables, ArchiveTables):
         tag_forms: dict[tuple[str, ...], tuple[list[str], str]] = {}
         rows: list[tuple[Any, ...]] = []
         tag_rows: list[tuple[int, str, int]] = []
-        added: list[tuple[int, str, str | None, bytes | None]] = []
+        # The index's columns, built here rather than from row tuples (Additions.from_rows).
+        ordinals: list[int] = []
+        contents: list[str] = []
+        contexts: list[str | None] = []
+        vectors: list[bytes | None] = []
         ids: list[str] = []
         seq = first_seq
         for item in items:
-            same = known.get(item.content_hash)
+            content_hash = item.content_hash
+            same = known.get(content_hash)
             if same is not None:
                 ids.append(same)
                 continue
@@ -323,26 +328,32 @@ class SQLiteStore(SnapshotTables, ReembedTables, ArchiveTables):
                 tags.extend(t for t in dict.fromkeys(extra) if t not in item.tags)
                 form = tag_forms[item.tags] = (tags, json.dumps(tags, ensure_ascii=False))
             seq += 1
-            if seq > MAX_ORDINAL:
-                raise StorageError(EXHAUSTED)
-            known[item.content_hash] = item.id
+            known[content_hash] = memory_id = item.id
+            content, context, vector = item.content, item.context, item.vector
             rows.append(
                 (
-                    item.id,
+                    memory_id,
                     bank_id,
                     seq,
-                    item.content,
-                    item.context,
+                    content,
+                    context,
                     form[1],
                     item.created_at,
                     item.retained_at,
-                    item.content_hash,
-                    item.vector,
+                    content_hash,
+                    vector,
                 )
             )
-            tag_rows.extend((bank_id, tag, seq) for tag in form[0])
-            added.append((seq, item.content, item.context, item.vector))
-            ids.append(item.id)
+            if form[0]:
+                tag_rows.extend((bank_id, tag, seq) for tag in form[0])
+            ordinals.append(seq)
+            contents.append(content)
+            contexts.append(context)
+            vectors.append(vector)
+            ids.append(memory_id)
+        if seq > MAX_ORDINAL:  # nothing is written yet: the transaction rolls back
+            raise StorageError(EXHAUSTED)
+        added = Additions(ordinals, contents, contexts, vectors)
         if rows:
             inserted = conn.executemany(
                 "INSERT OR IGNORE INTO memories (id, bank_id, ordinal, content, context, tags, "
@@ -352,11 +363,12 @@ class SQLiteStore(SnapshotTables, ReembedTables, ArchiveTables):
             ).rowcount
             if inserted != len(rows):  # an id is taken: the transaction rolls back
                 raise StorageError("a memory could not be stored")
-            conn.executemany(
-                "INSERT INTO memory_tags (bank_id, tag, ordinal) VALUES (?, ?, ?)", tag_rows
-            )
+            if tag_rows:
+                conn.executemany(
+                    "INSERT INTO memory_tags (bank_id, tag, ordinal) VALUES (?, ?, ?)", tag_rows
+                )
             conn.execute("UPDATE banks SET last_seq = ? WHERE id = ?", (seq, bank_id))
-        return WriteResult(bank, bank_id, ids, Additions.from_rows(added), [], first_seq, seq, dim)
+        return WriteResult(bank, bank_id, ids, added, [], first_seq, seq, dim)
 
     @staticmethod
     def _check_space(
