@@ -3,11 +3,12 @@ gives exactly the drafts, and the errors, of preparing each item alone with ``it
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 from memwire.errors import InvalidInputError
-from memwire.memory.items import build, item_draft, prepare, prepare_many
+from memwire.memory.items import build, item_draft, new_ids, prepare, prepare_many
 from memwire.store import NewMemory
 
 pytestmark = pytest.mark.backend_independent
@@ -67,3 +68,11 @@ def test_build_places_the_vector_before_supersedes() -> None:
     with_vector = build(prepare_many(["some content"], NOW, ["mem_1"])[0], b"\x01\x00")
     assert isinstance(with_vector, NewMemory)
     assert (with_vector.vector, with_vector.supersedes) == (b"\x01\x00", ())
+
+
+def test_new_ids_are_unique_well_formed_and_in_item_order() -> None:
+    ids = new_ids(5_000)
+    assert len(set(ids)) == len(ids)
+    assert all(re.fullmatch(r"mem_[0-9a-f]{32}", i) for i in ids)
+    # In item order, so a bulk write appends to the id index.
+    assert ids == sorted(ids) and len({i[:16] for i in ids}) == 1

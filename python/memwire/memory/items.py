@@ -64,10 +64,12 @@ def new_id() -> str:
 
 def new_ids(count: int) -> list[str]:
     """``count`` ids as :func:`new_id` makes them, with one clock read and one draw of
-    randomness for the lot (a batch's ids share their millisecond)."""
+    randomness for the lot (a batch's ids share their millisecond). Their random parts are
+    handed out in ascending order, so the ids sort in item order: a bulk write then appends to
+    the id index instead of dirtying every page of it (which a 100k bank's batches did)."""
     stamp = f"mem_{time.time_ns() // 1_000_000:012x}"
     noise = secrets.token_bytes(10 * count).hex()
-    return [stamp + noise[20 * i : 20 * i + 20] for i in range(count)]
+    return sorted(stamp + noise[20 * i : 20 * i + 20] for i in range(count))
 
 
 def check_id(value: object) -> str:
