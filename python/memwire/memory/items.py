@@ -208,34 +208,9 @@ def build(item: Draft, vector: bytes | None = None) -> NewMemory:
     return NewMemory(*item[:9], vector, item[9])
 
 
-def prepare(
-    content: object,
-    *,
-    tags: object = (),
-    context: object = None,
-    created_at: object = None,
-    document_id: object = None,
-    update_mode: object = "replace",
-    memory_id: str | None = None,
-    retained_at: str | None = None,
-    now: str | None = None,
-    supersedes: object = (),
-) -> NewMemory:
-    """Validate, normalise and redact one memory; raises InvalidInputError, writes nothing."""
-    return build(
-        draft(
-            content,
-            tags=tags,
-            context=context,
-            created_at=created_at,
-            document_id=document_id,
-            update_mode=update_mode,
-            memory_id=memory_id,
-            retained_at=retained_at,
-            now=now,
-            supersedes=supersedes,
-        )
-    )
+def prepare(content: object, **fields: Any) -> NewMemory:
+    """:func:`draft`'s memory (same keywords), built without a vector."""
+    return build(draft(content, **fields))
 
 
 def with_vector(item: NewMemory, vector: bytes) -> NewMemory:
