@@ -56,13 +56,15 @@ from memwire.memory.bank_state import BankState, Member, fit_vectors, is_lookup
 from memwire.memory.conversation import DEFAULT_AFTER, DEFAULT_BEFORE, conversation_items
 from memwire.memory.health import Health
 from memwire.memory.items import (
+    Draft,
+    build,
     check_id,
     check_int,
     check_min_score,
     config_merger,
     new_ids,
     prepare,
-    prepare_item,
+    prepare_many,
     record_of,
     with_vector,
 )
@@ -570,12 +572,28 @@ class Memory:
     ) -> WriteResult:
         """Embed ``items`` (one batch), then write them with their vectors in one transaction."""
         with_vectors, space = self._with_vectors(bank, items)
+        return self._commit(bank, with_vectors, space, use_config, imported)
+
+    def _write_drafts(self, bank: str, drafts: Sequence[Draft]) -> WriteResult:
+        """:meth:`_write` of prepared drafts: each memory is built once, with its vector."""
+        found = self._bank_embedder(bank, self._store.head(bank))
+        if found is None or not drafts:
+            return self._commit(bank, [build(d) for d in drafts], None)
+        embedder, space = found
+        vectors = encode(embedder, space, [embed_text(d[1]) for d in drafts])
+        return self._commit(bank, list(map(build, drafts, vectors)), space)
+
+    def _commit(
+        self,
+        bank: str,
+        items: Sequence[NewMemory],
+        space: Space | None,
+        use_config: bool = True,
+        imported: bool = False,
+    ) -> WriteResult:
+        """Write ``items`` (with their vectors) in one transaction, then apply it to the index."""
         result = self._store.write(
-            bank,
-            with_vectors,
-            config.retain_tags if use_config else None,
-            imported=imported,
-            space=space,
+            bank, items, config.retain_tags if use_config else None, imported=imported, space=space
         )
         self._apply(result)
         return result
@@ -624,17 +642,11 @@ class Memory:
         if isinstance(items, (str, bytes, Mapping)):
             raise InvalidInputError("items must be a list of strings or dicts")
         listed = list(items)
-        prepared: list[NewMemory] = []
         now = _dates.format_utc(_dates.now_utc())
-        fresh = new_ids(len(listed))
-        for position, (item, memory_id) in enumerate(zip(listed, fresh, strict=True)):
-            try:
-                prepared.append(prepare_item(item, now, memory_id))
-            except InvalidInputError as exc:
-                raise InvalidInputError(f"items[{position}]: {exc}") from None
+        prepared = prepare_many(listed, now, new_ids(len(listed)))
         ids: list[str] = []
         for start in range(0, len(prepared), BATCH_SIZE):
-            ids.extend(self._write(name, prepared[start : start + BATCH_SIZE]).ids)
+            ids.extend(self._write_drafts(name, prepared[start : start + BATCH_SIZE]).ids)
         return ids
 
     def retain_conversation(

@@ -8,8 +8,8 @@ import hashlib
 import math
 import secrets
 import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeAlias
 
 from memwire import _dates, config
 from memwire._text import (
@@ -29,16 +29,21 @@ __all__ = [
     "ITEM_KEYS",
     "MAX_ID_CHARS",
     "UPDATE_MODES",
+    "Draft",
+    "build",
     "check_id",
     "check_identifier",
     "check_int",
     "check_min_score",
     "check_supersedes",
     "config_merger",
+    "draft",
+    "item_draft",
     "new_id",
     "new_ids",
     "prepare",
     "prepare_item",
+    "prepare_many",
     "record_of",
     "with_vector",
 ]
@@ -59,10 +64,12 @@ def new_id() -> str:
 
 def new_ids(count: int) -> list[str]:
     """``count`` ids as :func:`new_id` makes them, with one clock read and one draw of
-    randomness for the lot (a batch's ids share their millisecond)."""
+    randomness for the lot (a batch's ids share their millisecond). Their random parts are
+    handed out in ascending order, so the ids sort in item order: a bulk write then appends to
+    the id index instead of dirtying every page of it (which a 100k bank's batches did)."""
     stamp = f"mem_{time.time_ns() // 1_000_000:012x}"
     noise = secrets.token_bytes(10 * count).hex()
-    return [stamp + noise[20 * i : 20 * i + 20] for i in range(count)]
+    return sorted(stamp + noise[20 * i : 20 * i + 20] for i in range(count))
 
 
 def check_id(value: object) -> str:
@@ -134,7 +141,14 @@ def check_supersedes(value: object) -> tuple[str, ...]:
     return tuple(dict.fromkeys(check_id(i) for i in ids))
 
 
-def prepare(
+# A prepared memory before its vector: NewMemory's fields in order, without ``vector`` (which
+# goes in before ``supersedes`` when :func:`build` makes the NewMemory, once, with it).
+Draft: TypeAlias = tuple[
+    str, str, str | None, tuple[str, ...], str, str, str | None, str, bytes, tuple[str, ...]
+]
+
+
+def draft(
     content: object,
     *,
     tags: object = (),
@@ -146,7 +160,7 @@ def prepare(
     retained_at: str | None = None,
     now: str | None = None,
     supersedes: object = (),
-) -> NewMemory:
+) -> Draft:
     """Validate, normalise and redact one memory; raises InvalidInputError, writes nothing."""
     text = redact(clean_text(content, "content", MAX_CONTENT_CHARS))
     ctx: str | None = None
@@ -164,18 +178,39 @@ def prepare(
         when = now
     else:
         when = _dates.format_utc(_dates.parse_created_at(created_at))
-    return NewMemory(
-        id=memory_id or new_id(),
-        content=text,
-        context=ctx,
-        tags=tuple(clean_tags(tags, check=lambda tag: check_identifier(tag, "tag"))),
-        created_at=when,
-        retained_at=retained_at or now or _dates.format_utc(_dates.now_utc()),
-        document_id=doc,
-        update_mode=str(update_mode),
-        content_hash=hashlib.sha256(text.encode("utf-8")).digest(),
-        supersedes=check_supersedes(supersedes),
+    return (
+        memory_id or new_id(),
+        text,
+        ctx,
+        () if _none(tags) else tuple(clean_tags(tags, check=_check_tag)),
+        when,
+        retained_at or now or _dates.format_utc(_dates.now_utc()),
+        doc,
+        str(update_mode),
+        hashlib.sha256(text.encode("utf-8")).digest(),
+        () if _none(supersedes) else check_supersedes(supersedes),
     )
+
+
+def _none(value: object) -> bool:
+    """The empty tuple (the default), whose checks cost a call and give () again; any other
+    empty value still goes through them (a blank string is refused there)."""
+    return isinstance(value, tuple) and not value
+
+
+def _check_tag(tag: str) -> object:
+    return check_identifier(tag, "tag")
+
+
+def build(item: Draft, vector: bytes | None = None) -> NewMemory:
+    """The NewMemory of ``item`` with ``vector`` (a direct construction: ``dataclasses.replace``
+    costs ten times as much, which a batch of 10,000 notices)."""
+    return NewMemory(*item[:9], vector, item[9])
+
+
+def prepare(content: object, **fields: Any) -> NewMemory:
+    """:func:`draft`'s memory (same keywords), built without a vector."""
+    return build(draft(content, **fields))
 
 
 def with_vector(item: NewMemory, vector: bytes) -> NewMemory:
@@ -196,9 +231,11 @@ def with_vector(item: NewMemory, vector: bytes) -> NewMemory:
     )
 
 
-def prepare_item(item: object, now: str, memory_id: str | None = None) -> NewMemory:
+def item_draft(item: object, now: str, memory_id: str | None = None) -> Draft:
+    """:func:`draft` of one ``retain_many`` item (a string, or a dict of :func:`draft`'s
+    fields)."""
     if isinstance(item, str):
-        return prepare(item, now=now, memory_id=memory_id)
+        return draft(item, now=now, memory_id=memory_id)
     if not isinstance(item, Mapping):
         raise InvalidInputError(f"each item must be a string or a dict, got {type(item).__name__}")
     unknown = set(item) - ITEM_KEYS
@@ -206,7 +243,7 @@ def prepare_item(item: object, now: str, memory_id: str | None = None) -> NewMem
         raise InvalidInputError(f"unknown item keys: {', '.join(sorted(map(str, unknown)))}")
     if "content" not in item:
         raise InvalidInputError("an item has no 'content'")
-    return prepare(
+    return draft(
         item["content"],
         tags=item.get("tags", ()),
         context=item.get("context"),
@@ -217,6 +254,30 @@ def prepare_item(item: object, now: str, memory_id: str | None = None) -> NewMem
         memory_id=memory_id,
         now=now,
     )
+
+
+def prepare_item(item: object, now: str, memory_id: str | None = None) -> NewMemory:
+    return build(item_draft(item, now, memory_id))
+
+
+def prepare_many(items: Sequence[object], now: str, ids: Sequence[str]) -> list[Draft]:
+    """:func:`item_draft` of each item with its id from ``ids``: the same drafts, and the same
+    error prefixed by ``items[<position>]``. A plain string, most of a bulk retain, takes a
+    path without the keyword plumbing: its fields are constants but the content and its hash."""
+    out: list[Draft] = []
+    append = out.append
+    sha256 = hashlib.sha256
+    for position, (item, memory_id) in enumerate(zip(items, ids, strict=True)):
+        try:
+            if type(item) is str:
+                text = redact(clean_text(item, "content", MAX_CONTENT_CHARS))
+                digest = sha256(text.encode("utf-8")).digest()
+                append((memory_id, text, None, (), now, now, None, "replace", digest, ()))
+            else:
+                append(item_draft(item, now, memory_id))
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"items[{position}]: {exc}") from None
+    return out
 
 
 def config_merger(
