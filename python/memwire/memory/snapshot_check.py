@@ -46,7 +46,7 @@ def seal(seq: int, payload: bytes) -> bytes:
     return b"".join((MAGIC, numbers, _digest(numbers, payload), payload))
 
 
-def _open(seq: int, data: bytes) -> tuple[bytes, memoryview]:
+def _open(seq: int, data: bytes | bytearray) -> tuple[bytes, memoryview]:
     """The envelope's expected digest and a view of its payload, once every check but the
     checksum passed."""
     if len(data) < HEADER_SIZE or not data.startswith(MAGIC):
@@ -59,7 +59,8 @@ def _open(seq: int, data: bytes) -> tuple[bytes, memoryview]:
         )
     if covered != seq:
         raise SnapshotError(f"corrupt snapshot: envelope: covers seq {covered}, stored as {seq}")
-    return data[:HEADER_SIZE], memoryview(data)[HEADER_SIZE:]
+    # Read-only: the Rust kernel then reads the payload in place (a writable one is copied).
+    return bytes(data[:HEADER_SIZE]), memoryview(data).toreadonly()[HEADER_SIZE:]
 
 
 def _verify(header: bytes, payload: memoryview) -> None:
@@ -68,7 +69,7 @@ def _verify(header: bytes, payload: memoryview) -> None:
         raise SnapshotError("corrupt snapshot: envelope: checksum mismatch")
 
 
-def unseal(seq: int, data: bytes) -> bytes:
+def unseal(seq: int, data: bytes | bytearray) -> bytes:
     """The kernel payload of ``data``, a snapshot the store says covers up to ``seq``; raises
     :class:`SnapshotError` (``corrupt snapshot: envelope: ...``) on any mismatch."""
     header, payload = _open(seq, data)

@@ -368,7 +368,8 @@ class Changes:
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     seq: int  # the change sequence the snapshot reflects
-    data: bytes
+    # A snapshot read in parts is assembled in one bytearray: never mutated after.
+    data: bytes | bytearray
 
 
 @dataclass(frozen=True, slots=True)

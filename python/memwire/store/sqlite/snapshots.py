@@ -35,9 +35,10 @@ class SnapshotTables(SQLiteBase):
     """The ``snapshots`` table, and the pruning of the removal log a snapshot allows."""
 
     def load_snapshot(self, bank_id: int, shell: str) -> Snapshot | None:
-        """The bank's snapshot if its shell format is ``shell``. A snapshot of one part is read
-        once, straight into the returned bytes (it can be as big as the index it holds); one of
-        several parts is joined, so it is held twice while it loads."""
+        """The bank's snapshot if its shell format is ``shell``, read once: straight into the
+        returned bytes when it is one part (it can be as big as the index it holds), else into
+        one bytearray of the whole, a chunk at a time (joining the parts held it twice and
+        cost a second of copying at 1 GB)."""
 
         def read(conn: sqlite3.Connection) -> Snapshot | None:
             found = conn.execute(
@@ -46,14 +47,22 @@ class SnapshotTables(SQLiteBase):
             if found is None:
                 return None
             parts = conn.execute(
-                "SELECT rowid FROM snapshot_parts WHERE bank_id = ? ORDER BY part", (bank_id,)
+                "SELECT rowid, length(data) FROM snapshot_parts WHERE bank_id = ? ORDER BY part",
+                (bank_id,),
             ).fetchall()
             # bank_id is the snapshots row's rowid.
-            first = _read_value(conn, "snapshots", bank_id)
-            if not parts:  # one part is returned as read: never a second copy
-                return Snapshot(found[0], first)
-            rest = [_read_value(conn, "snapshot_parts", r[0]) for r in parts]
-            return Snapshot(found[0], b"".join([first, *rest]))
+            if not parts:
+                return Snapshot(found[0], _read_value(conn, "snapshots", bank_id))
+            (head,) = conn.execute(
+                "SELECT length(data) FROM snapshots WHERE rowid = ?", (bank_id,)
+            ).fetchone()
+            whole = bytearray(head + sum(size for _, size in parts))
+            at = _read_into(conn, "snapshots", bank_id, whole, 0)
+            for rowid, _size in parts:
+                at = _read_into(conn, "snapshot_parts", rowid, whole, at)
+            if at != len(whole):
+                raise sqlite3.DatabaseError("snapshot parts changed while read")
+            return Snapshot(found[0], whole)
 
         return self._read(read, "load snapshot")
 
@@ -125,6 +134,23 @@ class SnapshotTables(SQLiteBase):
                 "the disk holding the store has no room for an index snapshot "
                 f"({size / 2**20:.1f} MiB, twice over); memories are still stored"
             )
+
+
+#: Bytes per read of a snapshot part into the whole (the read's own copy stays in cache).
+READ_CHUNK = 16 << 20
+
+
+def _read_into(conn: sqlite3.Connection, table: str, rowid: int, whole: bytearray, at: int) -> int:
+    """Copy ``table``'s ``data`` of row ``rowid`` into ``whole`` from offset ``at``; the offset
+    after it."""
+    view = memoryview(whole)
+    with conn.blobopen(table, "data", rowid, readonly=True) as blob:
+        while chunk := blob.read(READ_CHUNK):
+            if at + len(chunk) > len(whole):
+                raise sqlite3.DatabaseError("snapshot parts changed while read")
+            view[at : at + len(chunk)] = chunk
+            at += len(chunk)
+    return at
 
 
 def _read_value(conn: sqlite3.Connection, table: str, rowid: int) -> bytes:
