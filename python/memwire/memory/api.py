@@ -307,15 +307,24 @@ class Memory:
         self, name: str, items: Sequence[NewMemory]
     ) -> tuple[list[NewMemory], Space | None]:
         """``items`` with their vectors (one ``embed`` call), and the space they are in."""
-        found = self._bank_embedder(name, self._store.head(name))
-        if found is None or not items:
+        vectors, space = self._vectors(name, [i.content for i in items])
+        if vectors is None:
             return list(items), None
-        embedder, space = found
-        vectors = encode(embedder, space, [embed_text(i.content) for i in items])
         return [
             item if vector is None else with_vector(item, vector)
             for item, vector in zip(items, vectors, strict=True)
         ], space
+
+    def _vectors(
+        self, name: str, contents: Sequence[str]
+    ) -> tuple[Sequence[bytes | None] | None, Space | None]:
+        """The vectors of ``contents`` in bank ``name``'s space (one ``embed`` call) and that
+        space; ``(None, None)`` when the bank embeds nothing (or there is nothing to embed)."""
+        found = self._bank_embedder(name, self._store.head(name))
+        if found is None or not contents:
+            return None, None
+        embedder, space = found
+        return encode(embedder, space, [embed_text(c) for c in contents]), space
 
     # -- the derived index -------------------------------------------------------------------
 
@@ -576,11 +585,9 @@ class Memory:
 
     def _write_drafts(self, bank: str, drafts: Sequence[Draft]) -> WriteResult:
         """:meth:`_write` of prepared drafts: each memory is built once, with its vector."""
-        found = self._bank_embedder(bank, self._store.head(bank))
-        if found is None or not drafts:
+        vectors, space = self._vectors(bank, [d[1] for d in drafts])
+        if vectors is None:
             return self._commit(bank, [build(d) for d in drafts], None)
-        embedder, space = found
-        vectors = encode(embedder, space, [embed_text(d[1]) for d in drafts])
         return self._commit(bank, list(map(build, drafts, vectors)), space)
 
     def _commit(

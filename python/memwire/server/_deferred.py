@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from types import ModuleType
 from typing import Any
 
 __all__ = ["Deferred"]
@@ -17,6 +18,10 @@ class Deferred:
 
     def __init__(self, name: str) -> None:
         self._name = name
+        self._module: ModuleType | None = None
 
     def __getattr__(self, attribute: str) -> Any:
-        return getattr(importlib.import_module(self._name), attribute)
+        # Every request reads through here: the import machinery is asked once.
+        if self._module is None:
+            self._module = importlib.import_module(self._name)
+        return getattr(self._module, attribute)

@@ -156,8 +156,5 @@ def _read_into(conn: sqlite3.Connection, table: str, rowid: int, whole: bytearra
 def _read_value(conn: sqlite3.Connection, table: str, rowid: int) -> bytes:
     """The ``data`` of ``table``'s row ``rowid``, read once straight into the returned bytes
     (a plain SELECT would hold it twice at once: SQLite's copy, then Python's)."""
-    if not hasattr(conn, "blobopen"):  # Python 3.10: no incremental blob I/O
-        found = conn.execute(f"SELECT data FROM {table} WHERE rowid = ?", (rowid,)).fetchone()
-        return bytes(found[0])
     with conn.blobopen(table, "data", rowid, readonly=True) as blob:
         return blob.read()
