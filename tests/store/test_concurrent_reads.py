@@ -293,3 +293,42 @@ def test_recalls_and_writes_interleaved_leave_a_consistent_index(
     with Memory(tmp_path / "m.db", backend=backend) as fresh:
         for q in queries:
             assert _key(fresh.recall(q, limit=10, exclude_tags=["lunch"])) == ours[q]
+
+
+def test_concurrent_readers_keep_their_connections(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Eight reads at once (a server's eight clients) each need a connection; the pool keeps
+    them all, so the next eight open none (a fresh connection starts with a cold page cache)."""
+    from memwire.store.sqlite import base
+
+    store = SQLiteStore(tmp_path / "s.db")
+    try:
+        first = store.write("b", [item("alpha beta")], None)
+        opened: list[object] = []
+        connect = base._connect
+
+        def counting(target: str, uri: bool) -> sqlite3.Connection:
+            opened.append(target)
+            return connect(target, uri)
+
+        monkeypatch.setattr(base, "_connect", counting)
+        readers = 8
+        for round_ in range(2):
+            together = threading.Barrier(readers, timeout=HANG_GUARD_S)
+
+            def read(conn: sqlite3.Connection, together: threading.Barrier = together) -> int:
+                together.wait()  # every reader holds its connection at the same time
+                return int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
+
+            threads = [_in_thread(lambda: store._read(read, "read")) for _ in range(readers)]
+            for thread, out in threads:
+                thread.join(HANG_GUARD_S)
+                assert out.get("value") == 1, out
+            if round_ == 0:
+                assert 1 <= len(opened) <= readers
+                first_round = len(opened)
+        assert len(opened) == first_round, "the second round opened new connections"
+        assert store.rows_by_ordinal(first.bank_id, first.added.ordinals)  # the pool still reads
+    finally:
+        store.close()

@@ -40,7 +40,10 @@ log = logging.getLogger("memwire.store")
 SCHEMA_VERSION = 5
 BUSY_TIMEOUT_S = 10.0
 RETRY_DEADLINE_S = 120.0
-MAX_IDLE_READERS = 4  # read connections kept open between reads
+# Read connections kept open between reads: as many as a server's concurrent recalls use (8
+# clients opened and closed one each per read with 4, every new one with a cold page cache);
+# each holds at most SQLite's default 2 MiB page cache, allocated as it is used.
+MAX_IDLE_READERS = 16
 # The writer connection's page cache, KiB (SQLite's default is 2 MiB; pages are allocated as
 # used, so a small store never holds more than its size).
 WRITER_CACHE_KIB = 32 * 1024

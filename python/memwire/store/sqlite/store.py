@@ -536,6 +536,10 @@ class SQLiteStore(SnapshotTables, ReembedTables, ArchiveTables):
                     out[row.ordinal] = row
             return out
 
+        # One statement is a consistent view of its own: a recall's read-back (one chunk) skips
+        # BEGIN and COMMIT, two statements whose GIL hand-offs cost most under concurrency.
+        if len(ordinals) <= _CHUNK:
+            return self._query(read, "read")
         return self._read(read, "read")
 
     def list_rows(self, bank: str, limit: int, offset: int) -> list[Row]:
