@@ -64,6 +64,16 @@ class BankIndex:
         allow: Allow | None = None,
         vector: bytes | None = None,
     ) -> list[tuple[int, float, int, int, int]]: ...
+    def recall_gated(
+        self,
+        query: str,
+        limit: int,
+        lookup_ratio: float,
+        weights: Sequence[float] | None = None,
+        depth: int | None = None,
+        allow: Allow | None = None,
+        vector: bytes | None = None,
+    ) -> tuple[list[tuple[int, float, int, int, int]], bool]: ...
     def dense_graph_needed(self) -> bool: ...
     def plan_dense_graph(self) -> DenseGraphBuild | None: ...
     def install_dense_graph(self, plan: object) -> bool: ...

@@ -134,6 +134,23 @@ class BankIndex(Protocol):
         vector: bytes | None = None,
     ) -> list[RecallRow]: ...
 
+    def recall_gated(
+        self,
+        query: str,
+        limit: int,
+        lookup_ratio: float,
+        weights: Sequence[float] | None = None,
+        depth: int | None = None,
+        allow: Allow | None = None,
+        vector: bytes | None = None,
+    ) -> tuple[list[RecallRow], bool]:
+        """``recall`` with the lookup gate in its BM25 pass (docs/parity.md, "The lookup
+        gate"): with ``vector`` and a lexical weight, when BM25's best hit (among ``allow``)
+        scores at least ``lookup_ratio`` (> 0) times the second, the dense stream is left out
+        (the rows of ``recall`` without a vector and a dense weight of 0) and the flag is
+        True. One lexical pass instead of ``search_bm25(query, 2, allow)`` and then ``recall``."""
+        ...
+
     def dense_graph_needed(self) -> bool:
         """More than ``DENSE_EXACT_MAX`` vectors and no HNSW graph installed: dense searches
         are exact (never building a graph) until one is installed."""

@@ -1020,23 +1020,35 @@ class Memory:
         vector: bytes | None = None
         space: str | None = None
         if weights[2] > 0 and head.embedder is not None and index.dim:
-            lexical = weights[0] > 0 or weights[1] > 0
-            ratio = config.lookup_ratio(cfg)
-            if lexical and is_lookup(index, text, allow, ratio, member):
-                weights = (weights[0], weights[1], 0.0)
-            else:
+            try:
                 chosen = self._bank_embedder(name, head)
-                if chosen is not None:
-                    vector = encode(chosen[0], chosen[1], [text])[0]
-                    space = chosen[1].embedder
+            except InvalidInputError:
+                # The bank's embedder cannot be loaded here: a lookup still answers lexically
+                # (it would not have used the dense stream), any other query says why.
+                lexical = weights[0] > 0 or weights[1] > 0
+                ratio = config.lookup_ratio(cfg)
+                if not (lexical and is_lookup(index, text, allow, ratio, member)):
+                    raise
+                chosen, weights = None, (weights[0], weights[1], 0.0)
+            if chosen is not None:
+                vector = encode(chosen[0], chosen[1], [text])[0]
+                space = chosen[1].embedder
         # The pack reads PACK_DEPTH rows per hit, to refill what its families fold away.
         depth = count * PACK_DEPTH if _near(packing, cfg) > 0 else count
-        # With a query vector, every candidate comes back: the rescue compares the dense
-        # stream's first hits with its RESCUE_REFERENCE-th (memory/relevance.py).
-        asked = depth if vector is None else max(depth, 3 * DEFAULT_DEPTH)
-        rows = index.recall(text, asked, weights=weights, allow=allow, vector=vector)
         if vector is None:
-            return rows, asked, 0.0, None
+            rows = index.recall(text, depth, weights=weights, allow=allow)
+            return rows, depth, 0.0, None
+        # With a query vector, every candidate comes back: the rescue compares the dense
+        # stream's first hits with its RESCUE_REFERENCE-th (memory/relevance.py). A lookup
+        # (BM25's best hit leads the second by ``lookup_ratio``: the query names something one
+        # memory has) runs lexically: the dense stream would only add neighbours that can
+        # outrank it. The kernel decides that in its BM25 pass (docs/parity.md).
+        asked = max(depth, 3 * DEFAULT_DEPTH)
+        rows, lookup = index.recall_gated(
+            text, asked, config.lookup_ratio(cfg), weights=weights, allow=allow, vector=vector
+        )
+        if lookup:
+            return rows[:depth], depth, 0.0, None
         share = weights[2] / ((weights[0] + weights[1]) + weights[2])
         return rows, asked, share, space
 

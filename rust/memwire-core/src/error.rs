@@ -34,6 +34,7 @@ pub enum Error {
         got: usize,
     },
     BadWeight,
+    BadLookupRatio,
     BudgetTooSmall(String),
     EmbeddingTable,
     NotSnapshot,
@@ -110,6 +111,7 @@ impl fmt::Display for Error {
                 write!(f, "expected {expected} weights, got {got}")
             }
             Error::BadWeight => f.write_str("weights must be finite and non-negative"),
+            Error::BadLookupRatio => f.write_str("lookup_ratio must be finite and non-negative"),
             Error::BudgetTooSmall(n) => write!(f, "budget_tokens must be at least 1, got {n}"),
             Error::EmbeddingTable => {
                 f.write_str("embedding table does not match the vocabulary and dimension")

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use crate::allow::AllowSet;
 use crate::dense::score as dense_score;
 use crate::dot::Query;
-use crate::error::{check_depth, check_k, check_weights, Result};
+use crate::error::{check_depth, check_k, check_weights, Error, Result};
 use crate::generated::{BM25_B, BM25_K1, DEFAULT_DEPTH, DEFAULT_WEIGHTS};
 use crate::index::{tf_of, BankIndex, BigTfs, Norms, RecallRow, Scored, Slot};
 use crate::rank::{canon, Key, TopK};
@@ -346,6 +346,39 @@ impl BankIndex {
         allow: Option<&AllowSet>,
         vector: Option<&[u8]>,
     ) -> Result<Vec<RecallRow>> {
+        Ok(self.fused(query, limit, 0.0, weights, depth, allow, vector)?.0)
+    }
+
+    /// [`Self::recall`] with the lookup gate in its BM25 pass (docs/parity.md, "The lookup
+    /// gate"): when `vector` is given and BM25's best hit (among `allow`) scores at least
+    /// `lookup_ratio` (> 0) times the second, the dense stream is left out, as by `recall`
+    /// with no vector and a dense weight of 0, and the flag is true. The same rows as that
+    /// gate decided by `search_bm25(query, 2, allow)` first, for one lexical pass.
+    #[allow(clippy::too_many_arguments)]
+    pub fn recall_gated(
+        &self,
+        query: &str,
+        limit: i64,
+        lookup_ratio: f64,
+        weights: Option<&[f64]>,
+        depth: Option<i64>,
+        allow: Option<&AllowSet>,
+        vector: Option<&[u8]>,
+    ) -> Result<(Vec<RecallRow>, bool)> {
+        self.fused(query, limit, lookup_ratio, weights, depth, allow, vector)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn fused(
+        &self,
+        query: &str,
+        limit: i64,
+        lookup_ratio: f64,
+        weights: Option<&[f64]>,
+        depth: Option<i64>,
+        allow: Option<&AllowSet>,
+        vector: Option<&[u8]>,
+    ) -> Result<(Vec<RecallRow>, bool)> {
         let limit = check_k(limit)?;
         let weights = weights.unwrap_or(&DEFAULT_WEIGHTS);
         check_weights(weights, 3)?;
@@ -353,22 +386,35 @@ impl BankIndex {
             Some(d) => check_depth(d)?,
             None => DEFAULT_DEPTH,
         };
-        let (dense, qvec) = match vector {
-            Some(v) => (self.dense_top(v, depth, allow)?, Some(self.decode_vector(v)?)),
-            None => (Vec::new(), None),
+        if !lookup_ratio.is_finite() || lookup_ratio < 0.0 {
+            return Err(Error::BadLookupRatio);
+        }
+        let qvec = match vector {
+            Some(v) => Some(self.decode_vector(v)?),
+            None => None,
         };
-        let w_dense = if qvec.is_some() { weights[2] } else { 0.0 };
-        let used = [weights[0], weights[1], w_dense];
-        let total = (used[0] + used[1]) + used[2];
+        let total = (weights[0] + weights[1]) + if qvec.is_some() { weights[2] } else { 0.0 };
         if total == 0.0 {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), false));
         }
         // The query is tokenised once: the lexical streams read its present terms, the fused
         // score all of them (absent ones count in Q and T).
         let (ids, idfs, q_idf) = self.idf_terms(query);
         let present: Vec<(u32, f64)> =
             ids.iter().zip(&idfs).filter_map(|(id, &idf)| id.map(|id| (id, idf))).collect();
-        self.lexical_top(&present, allow, depth, depth, |bm25, overlap, acc| {
+        // The gate reads BM25's two best scores, which the BM25 list begins with (two at least).
+        let gating = lookup_ratio > 0.0 && qvec.is_some() && (weights[0] > 0.0 || weights[1] > 0.0);
+        let bm25_k = if gating { depth.max(2) } else { depth };
+        self.lexical_top(&present, allow, bm25_k, depth, |mut bm25, overlap, acc| {
+            let gated = gating && bm25.len() >= 2 && bm25[0].1 >= lookup_ratio * bm25[1].1;
+            bm25.truncate(depth);
+            let (dense, qvec) = match (vector, gated) {
+                (Some(v), false) => (self.dense_top(v, depth, allow)?, qvec),
+                _ => (Vec::new(), None),
+            };
+            let w_dense = if qvec.is_some() { weights[2] } else { 0.0 };
+            let used = [weights[0], weights[1], w_dense];
+            let total = (used[0] + used[1]) + used[2];
             let cands = candidates([&bm25, &overlap, &dense], used);
             let query_dot = qvec.as_deref().map(Query::new);
             let mut fused: Vec<RecallRow> = Vec::with_capacity(cands.len());
@@ -405,7 +451,7 @@ impl BankIndex {
             }
             fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
             fused.truncate(limit);
-            Ok(fused)
+            Ok((fused, gated))
         })
     }
 

@@ -362,6 +362,42 @@ impl BankIndex {
         .or_raise(py)
     }
 
+    #[pyo3(signature = (
+        query, limit, lookup_ratio, weights = None, depth = None, allow = None, vector = None
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn recall_gated(
+        &self,
+        py: Python<'_>,
+        query: PyBackedStr,
+        limit: &Bound<'_, PyAny>,
+        lookup_ratio: f64,
+        weights: Option<&Bound<'_, PyAny>>,
+        depth: Option<&Bound<'_, PyAny>>,
+        allow: Option<&Bound<'_, PyAny>>,
+        vector: Option<PyBackedBytes>,
+    ) -> PyResult<(Vec<memwire_core::RecallRow>, bool)> {
+        let limit = count_arg(py, limit, Error::KTooSmall)?;
+        let weights = weights_arg(weights)?;
+        let depth = match depth {
+            Some(d) if !d.is_none() => Some(count_arg(py, d, Error::DepthTooSmall)?),
+            _ => None,
+        };
+        let allow = allow_arg(allow)?;
+        py.detach(|| {
+            self.read().recall_gated(
+                &query,
+                limit,
+                lookup_ratio,
+                weights.as_deref(),
+                depth,
+                allow.as_deref(),
+                vector.as_deref(),
+            )
+        })
+        .or_raise(py)
+    }
+
     /// Whether dense searches are exact only because no HNSW graph is installed yet.
     fn dense_graph_needed(&self) -> bool {
         self.read().dense_graph_needed()

@@ -30,6 +30,13 @@ def weights(values: Sequence[float], expected: int) -> list[float]:
     return out
 
 
+def lookup_ratio(value: float) -> float:
+    out = float(value)
+    if not math.isfinite(out) or out < 0.0:
+        raise InvalidInputError("lookup_ratio must be finite and non-negative")
+    return out
+
+
 def dim(value: int) -> int:
     if not 0 <= value <= MAX_DIM:
         raise InvalidInputError(f"dim must be between 0 and {MAX_DIM}, got {value}")

@@ -371,22 +371,53 @@ class BankIndex:
         allow: Allow | None = None,
         vector: bytes | None = None,
     ) -> list[tuple[int, float, int, int, int]]:
+        return self._fused(query, limit, 0.0, weights, depth, allow, vector)[0]
+
+    def recall_gated(
+        self,
+        query: str,
+        limit: int,
+        lookup_ratio: float,
+        weights: Sequence[float] | None = None,
+        depth: int | None = None,
+        allow: Allow | None = None,
+        vector: bytes | None = None,
+    ) -> tuple[list[tuple[int, float, int, int, int]], bool]:
+        return self._fused(query, limit, lookup_ratio, weights, depth, allow, vector)
+
+    def _fused(
+        self,
+        query: str,
+        limit: int,
+        lookup_ratio: float,
+        weights: Sequence[float] | None,
+        depth: int | None,
+        allow: Allow | None,
+        vector: bytes | None,
+    ) -> tuple[list[tuple[int, float, int, int, int]], bool]:
         _checks.at_least_one("k", limit)
         ws = _checks.weights(DEFAULT_WEIGHTS if weights is None else weights, 3)
         depth = _checks.at_least_one("depth", DEFAULT_DEPTH if depth is None else depth)
+        ratio = _checks.lookup_ratio(lookup_ratio)
         allowed = _allow(allow)
-        dense: list[tuple[int, float]] = []
-        qvec = None
-        if vector is not None:
-            dense = self._dense_top(vector, depth, allowed)
-            qvec = decode(bytes(vector), self._dim).astype(np.int64)
-        w_dense = ws[2] if vector is not None else 0.0
-        total = (ws[0] + ws[1]) + w_dense
-        if total == 0.0:
-            return []
+        qvec = None if vector is None else decode(bytes(vector), self._dim).astype(np.int64)
+        if (ws[0] + ws[1]) + (ws[2] if vector is not None else 0.0) == 0.0:
+            return [], False
         # The query is tokenised once: the lexical streams read its present terms, the fused
         # score all of them (absent ones count in Q and T).
         found = self._lexical(query, allowed)
+        # The lookup gate (docs/parity.md): BM25's two best scores from the same pass.
+        gated = False
+        if ratio > 0.0 and vector is not None and (ws[0] > 0.0 or ws[1] > 0.0):
+            top = top_k(found.ords, found.scores, 2)
+            gated = len(top) == 2 and top[0][1] >= ratio * top[1][1]
+        dense: list[tuple[int, float]] = []
+        if vector is not None and not gated:
+            dense = self._dense_top(vector, depth, allowed)
+        else:
+            qvec = None
+        w_dense = ws[2] if qvec is not None else 0.0
+        total = (ws[0] + ws[1]) + w_dense
         streams = [
             [o for o, _ in top_k(found.ords, found.scores, depth)],
             [o for o, _ in _overlap_top(found.ords, found.scores, found.counts, depth)],
@@ -412,10 +443,11 @@ class BankIndex:
         keep = fused > 0.0
         cands, fused = cands[keep], fused[keep]
         order = np.lexsort((cands, -fused))[:limit]
-        return [
+        rows = [
             (o, score, ranks[0].get(o, 0), ranks[1].get(o, 0), ranks[2].get(o, 0))
             for o, score in zip(cands[order].tolist(), fused[order].tolist(), strict=True)
         ]
+        return rows, gated
 
     def _cosines(
         self, cands: npt.NDArray[np.intp], qvec: npt.NDArray[np.int64] | None
