@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from typing import TypeAlias
 
-__all__ = ["KINDS", "placeholder", "redact", "secret_kinds"]
+__all__ = ["KINDS", "placeholder", "redact", "redact_many", "secret_kinds"]
 
 
 def placeholder(kind: str) -> str:
@@ -631,6 +631,24 @@ def redact(text: str, *, personal: bool = True) -> str:
     low = text.lower()
     if not _may_redact(text, low):
         return text
+    return _apply_rules(text, low, personal)
+
+
+def redact_many(texts: list[str]) -> list[str]:
+    """:func:`redact` of each text (``personal=True``), the gate evaluated for the whole batch
+    by the kernel (in one pass per text on the Rust backend, where the Python expression scans
+    a text once per literal)."""
+    from memwire._kernel.backend import get_kernel
+
+    gate = get_kernel().may_redact_many(texts)
+    return [
+        _apply_rules(text, text.lower(), True) if may else text
+        for text, may in zip(texts, gate, strict=True)
+    ]
+
+
+def _apply_rules(text: str, low: str, personal: bool) -> str:
+    """The rules, on a text the gate passed (``low`` is its lower-cased form)."""
     for when, pattern, replacement in _LEXICAL:
         if when(text, low):
             new = pattern.sub(replacement, text)
