@@ -634,16 +634,17 @@ def redact(text: str, *, personal: bool = True) -> str:
     return _apply_rules(text, low, personal)
 
 
-def redact_many(texts: list[str]) -> list[str]:
-    """:func:`redact` of each text (``personal=True``), the gate evaluated for the whole batch
-    by the kernel (in one pass per text on the Rust backend, where the Python expression scans
-    a text once per literal)."""
-    from memwire._kernel.backend import get_kernel
-
-    gate = get_kernel().may_redact_many(texts)
+def redact_many(
+    texts: list[str], gate: Callable[[list[str]], list[bool]] | None = None
+) -> list[str]:
+    """:func:`redact` of each text (``personal=True``). ``gate`` is a kernel's
+    ``may_redact_many`` (the Rust one tests a text in one pass, where the Python expression
+    scans it once per literal); without one, the Python gate."""
+    if gate is None:
+        return [redact(text) for text in texts]
     return [
         _apply_rules(text, text.lower(), True) if may else text
-        for text, may in zip(texts, gate, strict=True)
+        for text, may in zip(texts, gate(texts), strict=True)
     ]
 
 

@@ -260,12 +260,18 @@ def prepare_item(item: object, now: str, memory_id: str | None = None) -> NewMem
     return build(item_draft(item, now, memory_id))
 
 
-def prepare_many(items: Sequence[object], now: str, ids: Sequence[str]) -> list[Draft]:
+def prepare_many(
+    items: Sequence[object],
+    now: str,
+    ids: Sequence[str],
+    gate: Callable[[list[str]], list[bool]] | None = None,
+) -> list[Draft]:
     """:func:`item_draft` of each item with its id from ``ids``: the same drafts, and the same
     error prefixed by ``items[<position>]``. A plain string, most of a bulk retain, takes a
     path without the keyword plumbing: its fields are constants but the content and its hash,
-    and the strings are redacted together (:func:`memwire.redact.redact_many`) once every item
-    is validated: redaction raises nothing, so the first bad item is still the one reported."""
+    and the strings are redacted together (:func:`memwire.redact.redact_many`, ``gate`` the
+    kernel's redaction gate) once every item is validated: redaction raises nothing, so the
+    first bad item is still the one reported."""
     out: list[Draft | None] = []
     append = out.append
     plain: list[int] = []
@@ -281,7 +287,7 @@ def prepare_many(items: Sequence[object], now: str, ids: Sequence[str]) -> list[
         except InvalidInputError as exc:
             raise InvalidInputError(f"items[{position}]: {exc}") from None
     sha256 = hashlib.sha256
-    for position, text in zip(plain, redact_many(cleaned), strict=True):
+    for position, text in zip(plain, redact_many(cleaned, gate), strict=True):
         digest = sha256(text.encode("utf-8")).digest()
         out[position] = (ids[position], text, None, (), now, now, None, "replace", digest, ())
     return cast("list[Draft]", out)
