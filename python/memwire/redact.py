@@ -574,6 +574,8 @@ _UNDERSCORE_HINT = re.compile(
 
 
 def _may_redact(t: str, lo: str) -> bool:
+    # The specification of the kernels' ``may_redact_many`` (the Rust one evaluates the same
+    # literals in one pass: tests/security/test_redact_gate.py compares them); change both.
     # ASCII digits and capitals are the same bytes in UTF-8, and no other character holds them.
     classes = t.encode("utf-8", "surrogatepass").translate(_CLASSES)
     digits = classes.count(b"0")
