@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from typing import TypeAlias
 
-__all__ = ["KINDS", "placeholder", "redact", "secret_kinds"]
+__all__ = ["KINDS", "placeholder", "redact", "redact_many", "secret_kinds"]
 
 
 def placeholder(kind: str) -> str:
@@ -574,6 +574,8 @@ _UNDERSCORE_HINT = re.compile(
 
 
 def _may_redact(t: str, lo: str) -> bool:
+    # The specification of the kernels' ``may_redact_many`` (the Rust one evaluates the same
+    # literals in one pass: tests/security/test_redact_gate.py compares them); change both.
     # ASCII digits and capitals are the same bytes in UTF-8, and no other character holds them.
     classes = t.encode("utf-8", "surrogatepass").translate(_CLASSES)
     digits = classes.count(b"0")
@@ -631,6 +633,25 @@ def redact(text: str, *, personal: bool = True) -> str:
     low = text.lower()
     if not _may_redact(text, low):
         return text
+    return _apply_rules(text, low, personal)
+
+
+def redact_many(
+    texts: list[str], gate: Callable[[list[str]], list[bool]] | None = None
+) -> list[str]:
+    """:func:`redact` of each text (``personal=True``). ``gate`` is a kernel's
+    ``may_redact_many`` (the Rust one tests a text in one pass, where the Python expression
+    scans it once per literal); without one, the Python gate."""
+    if gate is None:
+        return [redact(text) for text in texts]
+    return [
+        _apply_rules(text, text.lower(), True) if may else text
+        for text, may in zip(texts, gate(texts), strict=True)
+    ]
+
+
+def _apply_rules(text: str, low: str, personal: bool) -> str:
+    """The rules, on a text the gate passed (``low`` is its lower-cased form)."""
     for when, pattern, replacement in _LEXICAL:
         if when(text, low):
             new = pattern.sub(replacement, text)

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 import pytest
+from memwire._kernel.contract import Kernel
 from memwire.errors import InvalidInputError
 from memwire.memory.items import build, item_draft, new_ids, prepare, prepare_many
 from memwire.store import NewMemory
@@ -36,6 +37,13 @@ def test_prepare_many_equals_item_draft_one_by_one() -> None:
     assert drafts == [item_draft(item, NOW, i) for item, i in zip(ITEMS, ids, strict=True)]
     assert "[REDACTED:password]" in drafts[1][1] and drafts[3][1] == "caf\u00e9 ABC K"
     assert drafts[6][3] == ("work", "ops") and drafts[8][9] == ("mem_a",)
+
+
+def test_a_kernels_redaction_gate_changes_no_draft(kernel: Kernel) -> None:
+    ids = [f"mem_{i:032x}" for i in range(len(ITEMS))]
+    drafts = prepare_many(ITEMS, NOW, ids, kernel.may_redact_many)
+    assert drafts == prepare_many(ITEMS, NOW, ids)
+    assert "[REDACTED:password]" in drafts[1][1] and drafts[0][1] == ITEMS[0]
 
 
 @pytest.mark.parametrize(

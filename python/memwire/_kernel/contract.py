@@ -229,6 +229,11 @@ class Kernel(Protocol):
 
     def trim_to_budget(self, texts: Sequence[str], budget_tokens: int) -> list[tuple[int, str]]: ...
 
+    def may_redact_many(self, texts: Sequence[str]) -> list[bool]:
+        """Redaction's gate of each text (``memwire.redact._may_redact``, the specification):
+        False where no redaction rule could change it. Not part of the ranking contract."""
+        ...
+
     def build_info(self) -> BuildInfo:
         """Facts about this backend's build, for ``memwire doctor`` and bug reports."""
         ...

@@ -650,7 +650,7 @@ class Memory:
             raise InvalidInputError("items must be a list of strings or dicts")
         listed = list(items)
         now = _dates.format_utc(_dates.now_utc())
-        prepared = prepare_many(listed, now, new_ids(len(listed)))
+        prepared = prepare_many(listed, now, new_ids(len(listed)), self._kernel.may_redact_many)
         ids: list[str] = []
         for start in range(0, len(prepared), BATCH_SIZE):
             ids.extend(self._write_drafts(name, prepared[start : start + BATCH_SIZE]).ids)

@@ -9,7 +9,7 @@ import math
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 from memwire import _dates, config
 from memwire._text import (
@@ -22,7 +22,7 @@ from memwire._text import (
 )
 from memwire.errors import InvalidInputError
 from memwire.records import Record
-from memwire.redact import redact, secret_kinds
+from memwire.redact import redact, redact_many, secret_kinds
 from memwire.store import NewMemory, Row
 
 __all__ = [
@@ -260,24 +260,37 @@ def prepare_item(item: object, now: str, memory_id: str | None = None) -> NewMem
     return build(item_draft(item, now, memory_id))
 
 
-def prepare_many(items: Sequence[object], now: str, ids: Sequence[str]) -> list[Draft]:
+def prepare_many(
+    items: Sequence[object],
+    now: str,
+    ids: Sequence[str],
+    gate: Callable[[list[str]], list[bool]] | None = None,
+) -> list[Draft]:
     """:func:`item_draft` of each item with its id from ``ids``: the same drafts, and the same
     error prefixed by ``items[<position>]``. A plain string, most of a bulk retain, takes a
-    path without the keyword plumbing: its fields are constants but the content and its hash."""
-    out: list[Draft] = []
+    path without the keyword plumbing: its fields are constants but the content and its hash,
+    and the strings are redacted together (:func:`memwire.redact.redact_many`, ``gate`` the
+    kernel's redaction gate) once every item is validated: redaction raises nothing, so the
+    first bad item is still the one reported."""
+    out: list[Draft | None] = []
     append = out.append
-    sha256 = hashlib.sha256
+    plain: list[int] = []
+    cleaned: list[str] = []
     for position, (item, memory_id) in enumerate(zip(items, ids, strict=True)):
         try:
             if type(item) is str:
-                text = redact(clean_text(item, "content", MAX_CONTENT_CHARS))
-                digest = sha256(text.encode("utf-8")).digest()
-                append((memory_id, text, None, (), now, now, None, "replace", digest, ()))
+                cleaned.append(clean_text(item, "content", MAX_CONTENT_CHARS))
+                plain.append(position)
+                append(None)
             else:
                 append(item_draft(item, now, memory_id))
         except InvalidInputError as exc:
             raise InvalidInputError(f"items[{position}]: {exc}") from None
-    return out
+    sha256 = hashlib.sha256
+    for position, text in zip(plain, redact_many(cleaned, gate), strict=True):
+        digest = sha256(text.encode("utf-8")).digest()
+        out[position] = (ids[position], text, None, (), now, now, None, "replace", digest, ())
+    return cast("list[Draft]", out)
 
 
 def config_merger(

@@ -14,6 +14,7 @@ pub mod error;
 pub mod fusion;
 pub mod index;
 mod rank;
+pub mod redact_gate;
 mod search;
 pub mod snapshot;
 pub mod tokenizer;

@@ -8,14 +8,14 @@ use memwire_core::error::{Error, ErrorKind};
 use memwire_core::generated::CONTRACT_VERSION;
 use memwire_core::wordpiece::Quantized;
 use memwire_core::{
-    budget, fusion, tokenizer, AllowSet as CoreAllow, BankIndex as CoreIndex, GraphBuild,
-    StaticEmbedder as CoreEmbedder,
+    budget, fusion, redact_gate, tokenizer, AllowSet as CoreAllow, BankIndex as CoreIndex,
+    GraphBuild, StaticEmbedder as CoreEmbedder,
 };
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
-use pyo3::types::{PyBytes, PyDict, PyInt};
+use pyo3::types::{PyBytes, PyDict, PyInt, PyString};
 
 /// Raises the `memwire.errors` class of `err` with its exact message. The module is imported at
 /// raise time so the classes are the very ones the rest of the package catches.
@@ -155,6 +155,18 @@ fn trim_to_budget(
 
 /// Facts about this build, for `memwire doctor` and bug reports (the pure kernel's has the
 /// same first three keys: `backend`, `version`, `contract`).
+/// Redaction's gate over a batch (`memwire.redact._may_redact` of each text). A text with lone
+/// surrogates (not UTF-8) is read with each one replaced: both are non-ASCII, and the gate only
+/// tells ASCII characters apart.
+#[pyfunction]
+fn may_redact_many(py: Python<'_>, texts: Vec<Bound<'_, PyString>>) -> Vec<bool> {
+    let strs: Vec<std::borrow::Cow<'_, str>> = texts
+        .iter()
+        .map(|t| t.to_str().map_or_else(|_| t.to_string_lossy(), std::borrow::Cow::Borrowed))
+        .collect();
+    py.detach(|| redact_gate::may_redact_many(&strs))
+}
+
 #[pyfunction]
 fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
@@ -647,6 +659,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tokenize, m)?)?;
     m.add_function(wrap_pyfunction!(rrf, m)?)?;
     m.add_function(wrap_pyfunction!(trim_to_budget, m)?)?;
+    m.add_function(wrap_pyfunction!(may_redact_many, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
     m.add_class::<BankIndex>()?;
     m.add_class::<DenseGraphBuild>()?;

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from memwire._kernel.pure.allow import AllowSet
     from memwire._kernel.pure.index import BankIndex
     from memwire._kernel.pure.ranking import rrf, trim_to_budget
+    from memwire._kernel.pure.redaction import may_redact_many
     from memwire._kernel.pure.tokenizer import tokenize
     from memwire._kernel.pure.wordpiece import StaticEmbedder
 
@@ -25,6 +26,7 @@ __all__ = [
     "BankIndex",
     "StaticEmbedder",
     "build_info",
+    "may_redact_many",
     "rrf",
     "tokenize",
     "trim_to_budget",
@@ -33,6 +35,7 @@ __all__ = [
 _WHERE = {
     "AllowSet": "allow",
     "BankIndex": "index",
+    "may_redact_many": "redaction",
     "StaticEmbedder": "wordpiece",
     "rrf": "ranking",
     "tokenize": "tokenizer",
