@@ -96,6 +96,7 @@ def test_a_store_that_cannot_be_opened_fails_at_start(tmp_path: Path) -> None:
 DEFERRED = (
     "numpy",
     "memwire._kernel._native",
+    "memwire._kernel.backend",
     "memwire.memory",
     "memwire.embed",
     "mcp",
@@ -176,6 +177,7 @@ def test_health_imports_none_of_the_deferred_modules(tmp_path: Path) -> None:
     # The first requests loaded what they needed (and the server answered them with it).
     for loaded in (
         "numpy",
+        "memwire._kernel.backend",
         "memwire.memory",
         "mcp",
         "anyio._backends._asyncio",

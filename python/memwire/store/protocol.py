@@ -122,7 +122,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from reprlib import recursive_repr
+from typing import Any, ClassVar, NamedTuple, Protocol, runtime_checkable
 
 # The kernel's limit (an ordinal is a key of its index, a u32), from native/constants.toml:
 # tests/test_constants.py refuses a hand-written copy.
@@ -176,8 +177,36 @@ class Space(NamedTuple):
     dim: int
 
 
-@dataclass(frozen=True, slots=True)
-class NewMemory:
+class _Record:
+    """The ``__eq__``, ``__hash__`` and ``__repr__`` that ``@dataclass(frozen=True)`` generates,
+    written once for every record below (which keep dataclass's ``__init__`` and frozen
+    ``__setattr__``): dataclasses compile new source for each method of each class at import,
+    and these three were a third of this module's import, on the path of ``memwire serve`` to
+    its first ``/health`` (docs/BENCHMARKS.md, "Serve start-up and idle RSS (session 11)").
+    Same semantics: equal when of the same class with equal fields, in order."""
+
+    __slots__ = ()
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__dataclass_fields__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    @recursive_repr()
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__dataclass_fields__)
+        return f"{self.__class__.__qualname__}({shown})"
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class NewMemory(_Record):
     """One validated, redacted, normalised memory to write."""
 
     id: str
@@ -193,8 +222,8 @@ class NewMemory:
     supersedes: tuple[str, ...] = ()  # live memories of the bank this one supersedes
 
 
-@dataclass(frozen=True, slots=True)
-class ArchivedMemory:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class ArchivedMemory(_Record):
     """A superseded or trashed memory to import as it is (:meth:`Store.import_archived`)."""
 
     memory: NewMemory  # its columns and vector (update_mode and supersedes are not used)
@@ -203,8 +232,8 @@ class ArchivedMemory:
     archived_at: str
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Row(_Record):
     """A stored memory (dates as fixed-width UTC text, so text order is time order)."""
 
     id: str
@@ -221,16 +250,16 @@ class Row:
     archived_at: str | None = None  # when it stopped being live (archived rows only)
 
 
-@dataclass(frozen=True, slots=True)
-class Version:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Version(_Record):
     """A memory live at some instant (:meth:`Store.versions_at`), with its vector."""
 
     row: Row
     vector: bytes | None
 
 
-@dataclass(frozen=True, slots=True)
-class Addition:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Addition(_Record):
     """A memory to add to an index: its ordinal, the text to index, its vector (int16 LE)."""
 
     ordinal: int
@@ -239,8 +268,8 @@ class Addition:
     vector: bytes | None
 
 
-@dataclass(frozen=True, slots=True)
-class Additions:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Additions(_Record):
     """Memories to add to an index, by ordinal, as columns: what ``BankIndex.add_many`` takes.
     One record per batch rather than one per memory, because replaying 100k memories must cost
     no more than reading them; iterate it for one :class:`Addition` per memory."""
@@ -282,8 +311,8 @@ class Additions:
         return map(Addition, self.ordinals, self.contents, self.contexts, self.vectors)
 
 
-@dataclass(frozen=True, slots=True)
-class WriteResult:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class WriteResult(_Record):
     """What one committed write transaction changed in one bank (the net change: applying
     ``removed`` then ``added`` to an index at ``first_seq`` brings it to ``last_seq``)."""
 
@@ -297,16 +326,16 @@ class WriteResult:
     dim: int | None = None  # write: the bank's vector dimension after it (0: no space yet)
 
 
-@dataclass(frozen=True, slots=True)
-class Expired:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Expired(_Record):
     """What :meth:`Store.expire` found (and, unless a dry run, removed)."""
 
     ids: list[str]  # by ordinal
     result: WriteResult | None  # None for a dry run or when nothing expired
 
 
-@dataclass(frozen=True, slots=True)
-class BankHead:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class BankHead(_Record):
     """A bank's current state: enough to decide whether an index is current."""
 
     bank_id: int
@@ -320,16 +349,16 @@ class BankHead:
         return None if self.embedder is None else Space(self.embedder, self.dim)
 
 
-@dataclass(frozen=True, slots=True)
-class BankStats:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class BankStats(_Record):
     count: int
     tags: dict[str, int]  # tag -> memories with it, by tag
     oldest: str | None  # the smallest created_at, None for an empty bank
     newest: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class Allowed:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Allowed(_Record):
     """The memories of a bank that pass recall's filters: ``ordinals`` ascending, or None when
     no memory is filtered out (search without a filter)."""
 
@@ -341,8 +370,8 @@ class Allowed:
         return self.ordinals is not None and not self.ordinals
 
 
-@dataclass(frozen=True, slots=True)
-class Expiring:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Expiring(_Record):
     """A TTL bank's memories past a cutoff (:meth:`Store.expiring`): the ``ordinals`` of those
     with ``created_at`` before it, ascending, and ``next_at``, the least ``created_at`` at or
     after it (None when no memory is that new)."""
@@ -351,8 +380,8 @@ class Expiring:
     next_at: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class Changes:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Changes(_Record):
     """What to apply to an index at ``since`` to bring it to ``last_seq``.
 
     ``gap`` is true when removals after ``since`` were pruned: the caller must rebuild (ask
@@ -365,15 +394,15 @@ class Changes:
     gap: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Snapshot(_Record):
     seq: int  # the change sequence the snapshot reflects
     # A snapshot read in parts is assembled in one bytearray: never mutated after.
     data: bytes | bytearray
 
 
-@dataclass(frozen=True, slots=True)
-class ReembedState:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class ReembedState(_Record):
     """An unfinished re-encoding of bank ``bank_id`` into ``space``: every live memory with an
     ordinal up to ``done_through`` has a staged vector of that space."""
 
@@ -382,8 +411,8 @@ class ReembedState:
     done_through: int
 
 
-@dataclass(frozen=True, slots=True)
-class ReembedItem:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class ReembedItem(_Record):
     """A memory to re-encode."""
 
     ordinal: int
@@ -391,8 +420,8 @@ class ReembedItem:
     context: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class StagedVector:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class StagedVector(_Record):
     """A re-encoded vector (None: the embedder gives this memory none)."""
 
     ordinal: int
