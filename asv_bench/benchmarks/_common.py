@@ -39,11 +39,12 @@ from memwire._kernel.backend import load_kernel  # noqa: E402
 from memwire.errors import BackendError  # noqa: E402
 
 
-def _load_corpus_module() -> ModuleType:
-    # Imported by path: the repository's top-level benchmarks/ package has the same name as
-    # this asv package, so it cannot be imported as ``benchmarks.corpus_cache``.
-    path = REPO / "benchmarks" / "corpus_cache.py"
-    spec = importlib.util.spec_from_file_location("memwire_bench_corpus_cache", path)
+def load_bench_module(name: str) -> ModuleType:
+    """``benchmarks/{name}.py`` of the repository, imported by path: the top-level benchmarks/
+    package has the same name as this asv package, so it cannot be imported as
+    ``benchmarks.{name}``."""
+    path = REPO / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"memwire_bench_{name}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -51,7 +52,7 @@ def _load_corpus_module() -> ModuleType:
     return module
 
 
-corpus_cache = _load_corpus_module()
+corpus_cache = load_bench_module("corpus_cache")
 
 
 def kernel(backend: str) -> Any:

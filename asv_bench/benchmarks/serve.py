@@ -20,15 +20,12 @@ beside the server.
 from __future__ import annotations
 
 import atexit
-import importlib.util
 import itertools
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from . import _common as c
@@ -44,18 +41,7 @@ BURST_PARAMS = [c.BACKENDS, c.SIZES, [1, SPEEDUP_CLIENTS]]
 BURST_PARAM_NAMES = ["backend", "n", "clients"]
 
 
-def _load_serve_bench() -> ModuleType:
-    # By path, as _common loads corpus_cache: the top-level benchmarks/ shares this package's name.
-    path = c.REPO / "benchmarks" / "serve_bench.py"
-    spec = importlib.util.spec_from_file_location("memwire_bench_serve_bench", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-serve_bench = _load_serve_bench()
+serve_bench = c.load_bench_module("serve_bench")
 
 
 def _stores(_benchmark: object) -> dict[tuple[str, int], str]:

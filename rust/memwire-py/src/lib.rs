@@ -354,24 +354,8 @@ impl BankIndex {
         allow: Option<&Bound<'_, PyAny>>,
         vector: Option<PyBackedBytes>,
     ) -> PyResult<Vec<memwire_core::RecallRow>> {
-        let limit = count_arg(py, limit, Error::KTooSmall)?;
-        let weights = weights_arg(weights)?;
-        let depth = match depth {
-            Some(d) if !d.is_none() => Some(count_arg(py, d, Error::DepthTooSmall)?),
-            _ => None,
-        };
-        let allow = allow_arg(allow)?;
-        py.detach(|| {
-            self.read().recall(
-                &query,
-                limit,
-                weights.as_deref(),
-                depth,
-                allow.as_deref(),
-                vector.as_deref(),
-            )
-        })
-        .or_raise(py)
+        // A ratio of 0 never gates: the core's `recall` is exactly this.
+        Ok(self.recall_gated(py, query, limit, 0.0, weights, depth, allow, vector)?.0)
     }
 
     #[pyo3(signature = (
