@@ -346,7 +346,7 @@ impl BankIndex {
         allow: Option<&AllowSet>,
         vector: Option<&[u8]>,
     ) -> Result<Vec<RecallRow>> {
-        Ok(self.fused(query, limit, 0.0, weights, depth, allow, vector)?.0)
+        Ok(self.recall_gated(query, limit, 0.0, weights, depth, allow, vector)?.0)
     }
 
     /// [`Self::recall`] with the lookup gate in its BM25 pass (docs/parity.md, "The lookup
@@ -356,20 +356,6 @@ impl BankIndex {
     /// gate decided by `search_bm25(query, 2, allow)` first, for one lexical pass.
     #[allow(clippy::too_many_arguments)]
     pub fn recall_gated(
-        &self,
-        query: &str,
-        limit: i64,
-        lookup_ratio: f64,
-        weights: Option<&[f64]>,
-        depth: Option<i64>,
-        allow: Option<&AllowSet>,
-        vector: Option<&[u8]>,
-    ) -> Result<(Vec<RecallRow>, bool)> {
-        self.fused(query, limit, lookup_ratio, weights, depth, allow, vector)
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn fused(
         &self,
         query: &str,
         limit: i64,

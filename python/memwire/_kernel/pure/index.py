@@ -371,7 +371,7 @@ class BankIndex:
         allow: Allow | None = None,
         vector: bytes | None = None,
     ) -> list[tuple[int, float, int, int, int]]:
-        return self._fused(query, limit, 0.0, weights, depth, allow, vector)[0]
+        return self.recall_gated(query, limit, 0.0, weights, depth, allow, vector)[0]
 
     def recall_gated(
         self,
@@ -382,18 +382,6 @@ class BankIndex:
         depth: int | None = None,
         allow: Allow | None = None,
         vector: bytes | None = None,
-    ) -> tuple[list[tuple[int, float, int, int, int]], bool]:
-        return self._fused(query, limit, lookup_ratio, weights, depth, allow, vector)
-
-    def _fused(
-        self,
-        query: str,
-        limit: int,
-        lookup_ratio: float,
-        weights: Sequence[float] | None,
-        depth: int | None,
-        allow: Allow | None,
-        vector: bytes | None,
     ) -> tuple[list[tuple[int, float, int, int, int]], bool]:
         _checks.at_least_one("k", limit)
         ws = _checks.weights(DEFAULT_WEIGHTS if weights is None else weights, 3)
