@@ -24,6 +24,7 @@ backends serve the same pack.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -73,14 +74,28 @@ class Member:
 def near_duplicate(a: Member, b: Member, threshold: Fraction) -> bool:
     """Term sets with a Jaccard similarity >= ``threshold`` (> 0); two contents without terms
     when their folded texts are the same."""
-    small, large = sorted((len(a.terms), len(b.terms)))
+    return _near_duplicate(a, b, threshold.numerator, threshold.denominator)
+
+
+def _near_duplicate(a: Member, b: Member, num: int, den: int) -> bool:
+    """:func:`near_duplicate` with the threshold as ``num / den`` (pack's inner loop)."""
+    small, large = len(a.terms), len(b.terms)
+    if small > large:
+        small, large = large, small
     if large == 0:
         return a.folded == b.folded
     # |A & B| <= small and |A | B| >= large: most pairs of different sizes stop here.
-    if small * threshold.denominator < threshold.numerator * large:
+    if small * den < num * large:
         return False
     inter = len(a.terms & b.terms)
-    return inter * threshold.denominator >= threshold.numerator * (small + large - inter)
+    return inter * den >= num * (small + large - inter)
+
+
+@functools.lru_cache(maxsize=64)
+def _exact(threshold: float) -> tuple[int, int]:
+    """The threshold as the exact fraction of the decimal it is written as (0.8 is 4/5)."""
+    exact = Fraction(repr(float(threshold)))
+    return exact.numerator, exact.denominator
 
 
 class Stored(Protocol):
@@ -207,7 +222,7 @@ def pack(
     ``members``: the candidates by ordinal (a row without one, e.g. deleted meanwhile, is
     skipped); ``threshold`` in (0, 1].
     """
-    exact = Fraction(repr(float(threshold)))  # the decimal as written: 0.8 is 4/5
+    num, den = _exact(threshold)  # the decimal as written: 0.8 is 4/5
     heads: list[tuple[Row, Member]] = []
     families: list[list[tuple[Row, Member]]] = []
     for row in rows[: limit * PACK_DEPTH]:
@@ -217,7 +232,7 @@ def pack(
         if mine is None:
             continue
         for (_, head), family in zip(heads, families, strict=True):
-            if near_duplicate(head, mine, exact):
+            if _near_duplicate(head, mine, num, den):
                 family.append((row, mine))
                 break
         else:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
-import importlib
 import json
 import logging
 import os
@@ -22,7 +21,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_to_bytes
 
-import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -39,6 +37,7 @@ from memwire.errors import (
 )
 from memwire.server._deferred import Deferred
 from memwire.server.compat import compat_routes
+from memwire.server.threads import in_thread
 from memwire.server.ui import PUBLIC_PATHS, ui_routes
 
 if TYPE_CHECKING:
@@ -172,11 +171,6 @@ def endpoint(handler: Handler, *, query: bool = False) -> Callable[[Request], Aw
     run.__name__ = handler.__name__
     run.__doc__ = handler.__doc__
     return run
-
-
-async def in_thread(fn: Callable[..., Any], *args: Any) -> Any:
-    """Run a blocking Memory call off the event loop."""
-    return await anyio.to_thread.run_sync(fn, *args)
 
 
 # -- the guard ---------------------------------------------------------------------------------
@@ -641,15 +635,14 @@ async def _trim_now_and_then() -> None:
 
     while True:
         await asyncio.sleep(TRIM_EVERY_S)
-        await anyio.to_thread.run_sync(_heap.trim)
+        await in_thread(_heap.trim)
 
 
 def _start_warm_up(warm_up: Callable[[], object]) -> asyncio.Future[None]:
     """Run ``warm_up`` in a thread of its own; the future is done when it has returned. A
     failure is only logged (the first request that needs what failed meets the same error and
-    answers it). Its own thread rather than anyio's worker threads: their asyncio backend is
-    imported on the event loop, which would hold up the first requests; the thread imports it
-    instead, so that the first request does not wait for it either."""
+    answers it). A thread of its own, not one of the workers (memwire.server.threads): it is
+    not a request's call and holds no request's place."""
     loop = asyncio.get_running_loop()
     done: asyncio.Future[None] = loop.create_future()
 
@@ -660,8 +653,6 @@ def _start_warm_up(warm_up: Callable[[], object]) -> asyncio.Future[None]:
     def run() -> None:
         try:
             warm_up()
-            with contextlib.suppress(ImportError):  # what anyio.to_thread loads on first use
-                importlib.import_module("anyio._backends._asyncio")
         except Exception as exc:
             log.warning("warming up failed: %s", type(exc).__name__)
         finally:
@@ -714,7 +705,7 @@ def create_app(
                 await warming
             await asyncio.wait([trimming])
             if close_memory:
-                await anyio.to_thread.run_sync(memory.close)
+                await in_thread(memory.close)
 
     app = Starlette(
         routes=ui_routes(memory) + build_routes(memory, lazy_mcp, store_id) + compat_routes(memory),

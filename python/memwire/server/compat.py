@@ -25,7 +25,6 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
@@ -39,6 +38,7 @@ from memwire.errors import (
     StoreUnavailableError,
 )
 from memwire.server._deferred import Deferred
+from memwire.server.threads import in_thread
 
 if TYPE_CHECKING:
     from memwire.memory import Memory
@@ -321,7 +321,7 @@ def compat_routes(memory: Memory) -> list[Route]:
     """The ``/mw`` routes answering memory-wire clients over ``memory``."""
 
     async def call(fn: Callable[..., Any], *args: Any) -> Any:
-        return await anyio.to_thread.run_sync(fn, memory, *args)
+        return await in_thread(fn, memory, *args)
 
     def bank(request: Request) -> str:
         name: str = request.path_params["bank"]

@@ -197,7 +197,8 @@ def import_bank(memory: Memory, bank: str, body: object) -> dict[str, Any]:
 
 def ui_routes(memory: Memory) -> list[Route]:
     """The page's routes, mounted by :func:`memwire.server.app.create_app`."""
-    from memwire.server.app import endpoint, in_thread, read_json
+    from memwire.server.app import endpoint, read_json
+    from memwire.server.threads import in_thread
 
     def static(path: str) -> Route:
         name, media_type = STATIC_FILES[path]

@@ -44,7 +44,7 @@ def to_row(values: Sequence[Any]) -> Row:
         ordinal=values[2],
         content=values[3],
         context=values[4],
-        tags=tuple(json.loads(values[5])),
+        tags=() if values[5] == "[]" else tuple(json.loads(values[5])),  # most have none
         created_at=values[6],
         retained_at=values[7],
         document_id=values[8],
