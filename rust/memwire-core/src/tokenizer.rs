@@ -343,16 +343,31 @@ thread_local! {
     static BUFFERS: RefCell<Tokenizer> = RefCell::new(Tokenizer::new());
 }
 
+/// Buffers grown past this by a long text are dropped after the call, so a thread does not
+/// keep a long text's worth of them for good.
+const KEPT_BUFFER_BYTES: usize = 64 * 1024;
+
+fn with_buffers<R>(work: impl FnOnce(&mut Tokenizer) -> R) -> R {
+    BUFFERS.with(|cell| {
+        let mut tokenizer = cell.borrow_mut();
+        let result = work(&mut tokenizer);
+        if tokenizer.folded.capacity() > KEPT_BUFFER_BYTES {
+            *tokenizer = Tokenizer::new();
+        }
+        result
+    })
+}
+
 /// The tokens of `text` (docs/parity.md, "Tokenizer"); duplicates are kept.
 pub fn tokenize(text: &str) -> Vec<String> {
-    BUFFERS.with(|tokenizer| tokenizer.borrow_mut().tokenize(text))
+    with_buffers(|tokenizer| tokenizer.tokenize(text))
 }
 
 /// Query terms: the tokens deduplicated, in order of first appearance.
 pub fn query_terms(text: &str) -> Vec<String> {
     let mut terms: Vec<String> = Vec::new();
-    BUFFERS.with(|tokenizer| {
-        tokenizer.borrow_mut().for_each(text, |t| {
+    with_buffers(|tokenizer| {
+        tokenizer.for_each(text, |t| {
             if !terms.iter().any(|u| u == t) {
                 terms.push(t.to_owned());
             }
@@ -489,6 +504,11 @@ mod tests {
         for _ in 0..3 {
             assert_eq!(tokenize(text), direct);
         }
+        // A long text's buffers are dropped after the call; the next call is unchanged.
+        let long = "word ".repeat(KEPT_BUFFER_BYTES / 4);
+        assert_eq!(tokenize(&long).len(), KEPT_BUFFER_BYTES / 4);
+        assert!(BUFFERS.with(|cell| cell.borrow().folded.capacity()) <= KEPT_BUFFER_BYTES);
+        assert_eq!(tokenize(text), direct);
         assert_eq!(direct, ["run", "runner", "ran", "connect", "connect", "connect", "generous"]);
     }
 
