@@ -1,11 +1,11 @@
 """The server's worker threads: where a route runs its blocking :class:`~memwire.Memory` call.
 
-One :class:`~concurrent.futures.ThreadPoolExecutor` per process, started on first use, driven
-with asyncio's own ``run_in_executor`` machinery. It replaces ``anyio.to_thread.run_sync``,
-which did the same job at a higher price on the event loop, the one thread every request
-shares: a capacity limiter, a run-variable lookup and a cancel scope per call (about a
-quarter of the loop's time per recall at 10k; docs/BENCHMARKS.md, "The server's thread hop"),
-and its asyncio backend, ~1 MiB of resident memory that an idle server no longer loads.
+One :class:`~concurrent.futures.ThreadPoolExecutor` per process, started on first use, awaited
+through ``asyncio.wrap_future`` (what ``run_in_executor`` does). It replaces
+``anyio.to_thread.run_sync``, which did the same job at a higher price on the event loop, the
+one thread every request shares: a capacity limiter, a run-variable lookup and a cancel scope
+per call (the loop executed 16% more instructions per recall at 10k; docs/BENCHMARKS.md,
+"Session 12"), and its asyncio backend, 1.2 MiB of resident memory the server no longer loads.
 
 What is kept from anyio's semantics: at most :data:`WORKERS` calls run at once (anyio's default
 limit, 40; more wait their turn), the caller's context variables are seen by the call, and a
