@@ -53,13 +53,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memwire._kernel import pack_rule
 from memwire.config import MAX_RECALL_TOKENS
 from memwire.embed import static
 from memwire.eval.locomo import CATEGORIES, _evidence, _turns, evaluate_locomo
 from memwire.eval.metrics import QueryResult, summarize
 from memwire.memory import Memory, api, relevance
 from memwire.memory.conversation import DEFAULT_AFTER, DEFAULT_BEFORE
-from memwire.memory.pack import PACK_DEPTH, Member, pack, terms_of
+from memwire.memory.pack import PACK_DEPTH, threshold_fraction
 from memwire.memory.relevance import Calibration
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,6 +69,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from recall_quality import _jsonl, dev_sets, embedder_named, scifact_train_claims  # noqa: E402
 
 Row = tuple[int, float, int, int, int]
+Member = tuple[pack_rule.Terms, str]  # the pack's view of a memory: its terms, its created_at
 Judge = Callable[..., list[Row]]
 
 
@@ -114,9 +116,9 @@ class _Recorder:
 
         def hits(self_: Memory, rows: list[Row], asked: int, dense: tuple[float, str | None],
                  count: int, floor: float | None, cfg: Any, budget: Any, lookup: Any,
-                 packing: Any, cache: Any) -> Any:  # fmt: skip
+                 packing: Any) -> Any:  # fmt: skip
             out = original(self_, rows, asked, dense, count, floor, cfg, budget, lookup,
-                           packing, cache)  # fmt: skip
+                           packing)  # fmt: skip
             recorder._keep(rows, asked, dense, count, floor, cfg, lookup, packing, out)
             return out
 
@@ -136,8 +138,10 @@ class _Recorder:
         if missing:
             tokenize = self.memory._kernel.tokenize
             for ordinal, stored in lookup(missing).items():
-                terms, folded = terms_of(stored.content, tokenize)
-                members[ordinal] = Member(terms, (stored.created_at, ordinal), folded)
+                members[ordinal] = (
+                    pack_rule.terms_of(stored.content, tokenize),
+                    stored.created_at,
+                )
                 ids[ordinal] = stored.id
         by_id = {v: k for k, v in ids.items()}
         self.calls.append(
@@ -339,7 +343,19 @@ def serve(call: Call, rec: Recording, rule: Judge) -> list[int]:
     depth = call.count * PACK_DEPTH if call.near > 0 else call.count
     rows = rows[:depth]
     if call.near > 0:
-        rows = pack(rows, call.count, rec.members[call.bank], call.near, call.newest)
+        members = rec.members[call.bank]
+        rows = [r for r in rows if r[0] in members]
+        num, den = threshold_fraction(call.near)
+        order = pack_rule.walk(
+            len(rows),
+            lambda i: members[rows[i][0]][0],
+            lambda i: (members[rows[i][0]][1], rows[i][0]),
+            call.count,
+            num,
+            den,
+            call.newest,
+        )
+        rows = [rows[i] for i in order]
     else:
         rows = rows[: call.count]
     return [r[0] for r in rows]

@@ -32,8 +32,16 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
 ]
 RANK = {name: rank for rank, names in LAYERS for name in names}
 # What code outside the kernel may import of it: the backend choice, the contract and the
-# vector format. The backends themselves are reached only through memwire._kernel.backend.
-KERNEL_DOORS = ("_kernel", "_kernel.backend", "_kernel.contract", "_kernel.vectors")
+# vector format, the pack's rule (memory/pack.py runs it over the compiled tokenizer for what
+# the compiled kernel hands back). The backends themselves are reached only through
+# memwire._kernel.backend.
+KERNEL_DOORS = (
+    "_kernel",
+    "_kernel.backend",
+    "_kernel.contract",
+    "_kernel.vectors",
+    "_kernel.pack_rule",
+)
 
 
 def _top(module: str) -> str:

@@ -47,6 +47,16 @@ class BankIndex:
         texts: Sequence[str],
         vectors: Sequence[bytes | None] | None = None,
     ) -> None: ...
+    def pack_order(
+        self,
+        contents: Sequence[str],
+        created: Sequence[str],
+        ordinals: Sequence[int],
+        limit: int,
+        num: int,
+        den: int,
+        prefer_newest: bool,
+    ) -> list[int] | None: ...
     def remove(self, ordinal: int) -> bool: ...
     def search_bm25(
         self, query: str, k: int, allow: Allow | None = None

@@ -68,7 +68,7 @@ from memwire.memory.items import (
     record_of,
     with_vector,
 )
-from memwire.memory.pack import PACK_DEPTH, Members, TermCache, pack
+from memwire.memory.pack import PACK_DEPTH, packed
 from memwire.memory.relevance import judge
 from memwire.memory.snapshot_check import load_sealed, seal
 from memwire.records import Hit, Record
@@ -986,7 +986,7 @@ class Memory:
             rows, asked, share, space = self._rank(
                 name, head, state.index, text, count, allow, member, packing
             )
-            bank_id, cache = state.bank_id, state.terms
+            bank_id, index = state.bank_id, state.index
         self._maybe_snapshot(state)
         return self._hits(
             rows,
@@ -998,7 +998,7 @@ class Memory:
             budget,
             functools.partial(self._store.rows_by_ordinal, bank_id),
             packing,
-            cache,
+            index,
         )
 
     def _rank(
@@ -1063,13 +1063,12 @@ class Memory:
         budget: int | None,
         lookup: Callable[[list[int]], Mapping[int, Row]],
         packing: tuple[float | None, bool | None],
-        cache: TermCache | None,
+        index: BankIndex,
     ) -> list[Hit]:
         """The ranked ``rows`` past the relevance floor, one per family of near-duplicates
         (memory/pack.py), as hits within the token budget (``space``: the dense stream's share
         of the weights and the vectors' embedder id, as :meth:`_rank` gives them; ``lookup``:
-        the stored rows of ordinals; ``cache``: the live bank's terms, None for an as_of
-        index)."""
+        the stored rows of ordinals; ``index``: the one that ranked them)."""
         if floor is None:
             floor = config.min_score(cfg)  # the bank's relevance floor
         near = _near(packing, cfg)
@@ -1077,11 +1076,11 @@ class Memory:
         rows = judge(rows, floor, space[0], len(rows) < asked, space[1])[:depth]
         if not rows:
             return []
+        found: Mapping[int, Row]
         if near > 0:
             newest = packing[1] if packing[1] is not None else config.prefer_newest(cfg)
-            candidates = Members(rows, count, lookup, self._kernel.tokenize, cache)
-            rows = pack(rows, count, candidates, near, newest)
-            found: Mapping[int, Row] = candidates.found
+            tokenize = self._kernel.tokenize
+            rows, found = packed(rows, count, lookup, index, tokenize, near, newest)
         else:
             found = lookup([r[0] for r in rows])
         ranked = [(r, found[r[0]]) for r in rows if r[0] in found]
@@ -1148,7 +1147,7 @@ class Memory:
             budget,
             lambda ordinals: {o: by_ordinal[o] for o in ordinals if o in by_ordinal},
             packing,
-            None,  # not the live bank's cache: its index is the call's
+            index,
         )
 
     def reflect(self, query: str, *, bank: str = "default", min_score: float | None = None) -> str:

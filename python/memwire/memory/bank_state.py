@@ -12,7 +12,6 @@ from pyroaring import BitMap
 
 from memwire.memory.expiry import Expiry
 from memwire.memory.filters import TagFilters
-from memwire.memory.pack import TermCache
 
 if TYPE_CHECKING:
     from memwire._kernel.contract import Allow, BankIndex
@@ -134,7 +133,6 @@ class BankState:
         "name",
         "snap_seq",
         "snap_unusable",
-        "terms",
     )
 
     def __init__(self, name: str) -> None:
@@ -155,13 +153,11 @@ class BankState:
         self._inflight_lock = threading.Lock()
         self.filters = TagFilters()  # recall's tag filters, changed with the index
         self.expiry = Expiry()  # recall's TTL cutoff, changed with the index
-        self.terms = TermCache()  # the pack's terms of recent hits, dropped with the index
 
     def changed(self, added: Sequence[int], removed: Sequence[int]) -> None:
         """The index took ``added`` and dropped ``removed`` (ordinals)."""
         self.filters.changed(added, removed)
         self.expiry.changed(added, removed)
-        self.terms.removed(removed)
 
     @contextmanager
     def inflight(self, first_seq: int, last_seq: int) -> Iterator[None]:
@@ -186,7 +182,6 @@ class BankState:
     def clear(self) -> None:
         self.filters.clear()
         self.expiry.clear()
-        self.terms = TermCache()  # a recall still packing keeps the one it took
         self.index = None
         self.bank_id = 0
         self.applied = 0

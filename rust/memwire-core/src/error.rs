@@ -36,6 +36,10 @@ pub enum Error {
     BadWeight,
     BadLookupRatio,
     BudgetTooSmall(String),
+    /// `pack_order` was given contents, created stamps and ordinals of different lengths.
+    PackLengths,
+    /// `pack_order`'s threshold `num / den` is not a fraction in (0, 1].
+    PackThreshold,
     EmbeddingTable,
     NotSnapshot,
     SnapshotVersion(String),
@@ -113,6 +117,12 @@ impl fmt::Display for Error {
             Error::BadWeight => f.write_str("weights must be finite and non-negative"),
             Error::BadLookupRatio => f.write_str("lookup_ratio must be finite and non-negative"),
             Error::BudgetTooSmall(n) => write!(f, "budget_tokens must be at least 1, got {n}"),
+            Error::PackLengths => {
+                f.write_str("contents, created and ordinals must have the same length")
+            }
+            Error::PackThreshold => {
+                f.write_str("the pack threshold num / den must be a fraction in (0, 1]")
+            }
             Error::EmbeddingTable => {
                 f.write_str("embedding table does not match the vocabulary and dimension")
             }

@@ -297,6 +297,7 @@ pub const DEFAULT_WEIGHTS: [f64; 3] = [1.1, 0.1, 0.5];
 pub const DEFAULT_DEPTH: usize = 100;
 pub const CHARS_PER_TOKEN: usize = 4;
 pub const TRUNCATION_MARKER: &str = "\u{2026}[truncated]";
+pub const PACK_CHARS: usize = 2000;
 pub const DENSE_SCALE: i32 = 32767;
 pub const DENSE_EXACT_MAX: usize = 20000;
 pub const HNSW_OVERSAMPLE: usize = 2;

@@ -13,6 +13,7 @@ pub mod dot;
 pub mod error;
 pub mod fusion;
 pub mod index;
+pub mod pack;
 mod rank;
 pub mod redact_gate;
 mod search;

@@ -362,6 +362,11 @@ pub fn tokenize(text: &str) -> Vec<String> {
     with_buffers(|tokenizer| tokenizer.tokenize(text))
 }
 
+/// Calls `emit` with every token of `text`, in order, on this thread's buffers.
+pub fn for_each_token<F: FnMut(&str)>(text: &str, emit: F) {
+    with_buffers(|tokenizer| tokenizer.for_each(text, emit));
+}
+
 /// Query terms: the tokens deduplicated, in order of first appearance.
 pub fn query_terms(text: &str) -> Vec<String> {
     let mut terms: Vec<String> = Vec::new();

@@ -8,7 +8,7 @@ use memwire_core::error::{Error, ErrorKind};
 use memwire_core::generated::CONTRACT_VERSION;
 use memwire_core::wordpiece::Quantized;
 use memwire_core::{
-    budget, fusion, redact_gate, tokenizer, AllowSet as CoreAllow, BankIndex as CoreIndex,
+    budget, fusion, pack, redact_gate, tokenizer, AllowSet as CoreAllow, BankIndex as CoreIndex,
     GraphBuild, StaticEmbedder as CoreEmbedder,
 };
 use pyo3::buffer::PyBuffer;
@@ -296,6 +296,42 @@ impl BankIndex {
             }
             other => other.or_raise(py),
         }
+    }
+
+    /// The served pack's choice among recall's candidates (docs/parity.md, "The pack"):
+    /// indices of the candidates to serve, in serving order, or None when a walked content has
+    /// no index term or the threshold's fraction does not fit 64 bits (the caller then runs
+    /// `memwire._kernel.pack_rule`). Terms of recently packed memories are kept by the index.
+    #[pyo3(signature = (contents, created, ordinals, limit, num, den, prefer_newest))]
+    #[allow(clippy::too_many_arguments)]
+    fn pack_order(
+        &self,
+        py: Python<'_>,
+        contents: Vec<PyBackedStr>,
+        created: Vec<PyBackedStr>,
+        ordinals: Vec<u32>,
+        limit: usize,
+        num: &Bound<'_, PyInt>,
+        den: &Bound<'_, PyInt>,
+        prefer_newest: bool,
+    ) -> PyResult<Option<Vec<usize>>> {
+        if contents.len() != created.len() || contents.len() != ordinals.len() {
+            return Err(raise(py, Error::PackLengths));
+        }
+        if num.lt(1)? || den.lt(1)? || num.gt(den)? {
+            return Err(raise(py, Error::PackThreshold));
+        }
+        let (Ok(num), Ok(den)) = (num.extract::<u64>(), den.extract::<u64>()) else {
+            return Ok(None);
+        };
+        let candidates: Vec<pack::Candidate<'_>> = contents
+            .iter()
+            .zip(&created)
+            .zip(&ordinals)
+            .map(|((content, created), &ordinal)| pack::Candidate { content, created, ordinal })
+            .collect();
+        py.detach(|| self.read().pack_order(&candidates, limit, num, den, prefer_newest))
+            .or_raise(py)
     }
 
     fn remove(&self, py: Python<'_>, ordinal: &Bound<'_, PyAny>) -> PyResult<bool> {

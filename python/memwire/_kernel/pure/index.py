@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 from pyroaring import BitMap
 
+from memwire._kernel.pack_rule import PackTerms, pack_order_with
 from memwire._kernel.pure import _checks
 from memwire._kernel.pure._generated import (
     BM25_B,
@@ -122,6 +123,7 @@ class BankIndex:
         # Bumped by every add and remove, so a hit always describes the current index.
         self._generation = 0
         self._last: tuple[str, int, _Lexical] | None = None
+        self._pack_terms = PackTerms()  # the served pack's terms of recent candidates
 
     # -- size ----------------------------------------------------------------------------
     @property
@@ -206,6 +208,23 @@ class BankIndex:
         self._ordinal_of[slot] = ordinal
         return slot
 
+    def pack_order(
+        self,
+        contents: Sequence[str],
+        created: Sequence[str],
+        ordinals: Sequence[int],
+        limit: int,
+        num: int,
+        den: int,
+        prefer_newest: bool,
+    ) -> list[int] | None:
+        """The served pack's choice among recall's candidates (docs/parity.md, "The pack"),
+        with the terms this index keeps; never None here."""
+        kept = self._pack_terms
+        return pack_order_with(
+            tokenize, contents, created, ordinals, limit, num, den, prefer_newest, kept
+        )
+
     def remove(self, ordinal: int) -> bool:
         _checks.ordinal(ordinal)
         if ordinal not in self._live:
@@ -218,6 +237,7 @@ class BankIndex:
             postings.remove(ordinal)
             if not postings.docs:
                 del self._vocab[term]
+        self._pack_terms.remove(ordinal)
         slot = self._slot_of.pop(ordinal)
         self._total_len -= int(self._doc_len[slot])
         self._doc_len[slot] = 0
