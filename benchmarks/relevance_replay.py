@@ -116,9 +116,9 @@ class _Recorder:
 
         def hits(self_: Memory, rows: list[Row], asked: int, dense: tuple[float, str | None],
                  count: int, floor: float | None, cfg: Any, budget: Any, lookup: Any,
-                 packing: Any) -> Any:  # fmt: skip
+                 packing: Any, index: Any) -> Any:  # fmt: skip
             out = original(self_, rows, asked, dense, count, floor, cfg, budget, lookup,
-                           packing)  # fmt: skip
+                           packing, index)  # fmt: skip
             recorder._keep(rows, asked, dense, count, floor, cfg, lookup, packing, out)
             return out
 
