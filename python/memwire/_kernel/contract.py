@@ -131,10 +131,11 @@ class BankIndex(Protocol):
         """The served pack's choice among recall's candidates, ranked best first (their
         contents, stored ``created_at`` texts and ordinals): indices of those to serve, at most
         ``limit``, in serving order; ``num / den`` in (0, 1] is the near-duplicate threshold
-        (docs/parity.md, "The pack"). None (compiled kernel only): a walked content has no
-        index term, or the fraction does not fit 64 bits; ``memwire._kernel.pack_rule`` then
-        decides over the kernel's ``tokenize``. The index keeps the terms of the memories it
-        packed recently (dropped with their memory)."""
+        (docs/parity.md, "The relevance floor and the dense rescue", step 5). None (compiled
+        kernel only): a walked content has no index term, or the fraction does not fit 64
+        bits; ``memwire._kernel.pack_rule`` then decides over the kernel's ``tokenize``. The
+        index keeps the terms of the memories it packed recently (dropped with their
+        memory)."""
         ...
 
     def search_bm25(self, query: str, k: int, allow: Allow | None = None) -> list[Scored]: ...

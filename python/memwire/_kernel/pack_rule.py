@@ -1,11 +1,12 @@
-"""The served pack's rule (docs/parity.md, "The pack"), in Python.
+"""The served pack's rule (docs/parity.md, "The relevance floor and the dense rescue", step
+5), in Python.
 
-The pure kernel's ``pack_order`` is this rule over its own tokenizer. The compiled kernel's
-hands a walk back (None) when a walked content has no index term, since comparing those by
-their case-folded text would mean re-implementing ``str.casefold``, or when the threshold's
-fraction does not fit 64 bits; the shell then runs this rule over the compiled tokenizer,
-which gives the same tokens. It lives outside ``memwire._kernel.pure`` so that doing so does
-not load the pure kernel's tables.
+The pure kernel's ``BankIndex.pack_order`` is this rule over its own tokenizer. The compiled
+kernel's hands a walk back (None) when a walked content has no index term, since comparing
+those by their case-folded text would mean re-implementing ``str.casefold``, or when the
+threshold's fraction does not fit 64 bits; the shell then runs this rule over the compiled
+tokenizer, which gives the same tokens. It lives outside ``memwire._kernel.pure`` so that
+doing so does not load the pure kernel's tables.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-//! The served pack (docs/parity.md, "The pack"): of recall's candidates, best first, one per
-//! family of near-duplicates.
+//! The served pack (docs/parity.md, "The relevance floor and the dense rescue", step 5): of
+//! recall's candidates, best first, one per family of near-duplicates.
 //!
 //! Two candidates nearly duplicate each other when the sets of the index terms of their
 //! contents' first [`PACK_CHARS`] code points have a Jaccard similarity of at least the

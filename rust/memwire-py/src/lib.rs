@@ -298,7 +298,8 @@ impl BankIndex {
         }
     }
 
-    /// The served pack's choice among recall's candidates (docs/parity.md, "The pack"):
+    /// The served pack's choice among recall's candidates (docs/parity.md, "The relevance
+    /// floor and the dense rescue", step 5):
     /// indices of the candidates to serve, in serving order, or None when a walked content has
     /// no index term or the threshold's fraction does not fit 64 bits (the caller then runs
     /// `memwire._kernel.pack_rule`). Terms of recently packed memories are kept by the index.

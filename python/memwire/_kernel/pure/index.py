@@ -218,8 +218,9 @@ class BankIndex:
         den: int,
         prefer_newest: bool,
     ) -> list[int] | None:
-        """The served pack's choice among recall's candidates (docs/parity.md, "The pack"),
-        with the terms this index keeps; never None here."""
+        """The served pack's choice among recall's candidates (docs/parity.md, "The relevance
+        floor and the dense rescue", step 5), with the terms this index keeps; never None
+        here."""
         kept = self._pack_terms
         return pack_order_with(
             tokenize, contents, created, ordinals, limit, num, den, prefer_newest, kept
