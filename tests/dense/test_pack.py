@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from memwire import Memory
 from memwire._kernel import pack_rule
-from memwire._kernel.constants import PACK_CHARS
+from memwire._kernel.constants import PACK_CHARS, PACK_TERMS_CACHED, PACK_TERMS_CACHED_WORDS
 from memwire._kernel.contract import Kernel
 from memwire.config import DEFAULT_NEAR_DUPLICATE, DEFAULT_PREFER_NEWEST
 from memwire.errors import InvalidInputError
@@ -203,23 +203,23 @@ def test_kept_terms_are_the_candidates_terms_and_stay_bounded(kernel: Kernel) ->
 def test_pack_terms_are_bounded_and_dropped_with_their_memory() -> None:
     kept = pack_rule.PackTerms()
     tokenize = str.split
-    for ordinal in range(pack_rule.TERMS_CACHED + 5):
+    for ordinal in range(PACK_TERMS_CACHED + 5):
         assert kept.terms(ordinal, f"w{ordinal} x", tokenize) == (
             frozenset({f"w{ordinal}", "x"}),
             "",
         )
-        assert len(kept) <= pack_rule.TERMS_CACHED
+        assert len(kept) <= PACK_TERMS_CACHED
         assert kept.words == 2 * len(kept)
     size = len(kept)
-    last = pack_rule.TERMS_CACHED + 4
+    last = PACK_TERMS_CACHED + 4
     assert kept.terms(last, "something else", tokenize)[0] == {f"w{last}", "x"}  # kept: not re-read
     kept.remove(last)
     kept.remove(10**9)
     assert len(kept) == size - 1 and kept.words == 2 * (size - 1)
-    many = [f"t{i}" for i in range(pack_rule.TERMS_CACHED_WORDS + 1)]
+    many = [f"t{i}" for i in range(PACK_TERMS_CACHED_WORDS + 1)]
     assert len(kept.terms(7, "many", lambda _: many)[0]) == len(many)
     assert 7 not in kept._by_ordinal  # too big to keep: not kept, the rest dropped for it
-    assert kept.words <= pack_rule.TERMS_CACHED_WORDS
+    assert kept.words <= PACK_TERMS_CACHED_WORDS
 
 
 _WORDS = st.lists(

@@ -14,12 +14,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
-from memwire._kernel.constants import PACK_CHARS
+from memwire._kernel.constants import PACK_CHARS, PACK_TERMS_CACHED, PACK_TERMS_CACHED_WORDS
 from memwire.errors import InvalidInputError
 
 __all__ = [
-    "TERMS_CACHED",
-    "TERMS_CACHED_WORDS",
     "PackTerms",
     "Terms",
     "check",
@@ -41,18 +39,13 @@ def terms_of(content: str, tokenize: Callable[[str], list[str]]) -> Terms:
     return terms, "" if terms else " ".join(content.casefold().split())
 
 
-# What an index keeps of the terms of the memories it packed (as the compiled kernel's
-# ``PackTerms``): about 120 bytes a term, so 50,000 terms are about 6 MB.
-TERMS_CACHED = 2048
-TERMS_CACHED_WORDS = 50_000
-
-
 class PackTerms:
     """Candidates' :data:`Terms` kept between recalls by ordinal. A content never changes
     under its ordinal and ordinals are never reused, so an entry can only be dropped, never
     wrong: the index drops a removed memory's, and the whole set is dropped when it would pass
-    :data:`TERMS_CACHED` memories or :data:`TERMS_CACHED_WORDS` terms. Shared by concurrent
-    recalls: a lock of its own guards it."""
+    :data:`PACK_TERMS_CACHED` memories or :data:`PACK_TERMS_CACHED_WORDS` terms
+    (native/constants.toml, ``[pack]``). Shared by concurrent recalls: a lock of its own
+    guards it."""
 
     __slots__ = ("_by_ordinal", "_lock", "words")
 
@@ -71,10 +64,11 @@ class PackTerms:
         made = terms_of(content, tokenize)
         size = len(made[0])
         with self._lock:
-            if len(self._by_ordinal) >= TERMS_CACHED or self.words + size > TERMS_CACHED_WORDS:
+            full = len(self._by_ordinal) >= PACK_TERMS_CACHED
+            if full or self.words + size > PACK_TERMS_CACHED_WORDS:
                 self._by_ordinal.clear()
                 self.words = 0
-            if size <= TERMS_CACHED_WORDS:
+            if size <= PACK_TERMS_CACHED_WORDS:
                 old = self._by_ordinal.get(ordinal)  # a concurrent recall's, the same terms
                 self.words += size - (0 if old is None else len(old[0]))
                 self._by_ordinal[ordinal] = made

@@ -15,7 +15,6 @@ use roaring::RoaringBitmap;
 
 use crate::dense::{self, DenseStore, GraphBuild};
 use crate::error::{check_dim, check_ordinal, Error, Result};
-use crate::pack::{self, Candidate, PackTerms};
 use crate::tokenizer::Tokenizer;
 
 /// `(ordinal, score)`.
@@ -134,8 +133,6 @@ pub struct BankIndex {
     pub(crate) dense: Option<DenseStore>,
     /// Invalidated by every write; rebuilt by the first search after it.
     pub(crate) norms: Mutex<Option<Arc<Norms>>>,
-    /// The served pack's terms of recently packed memories (not part of a snapshot).
-    pub(crate) pack_terms: PackTerms,
 }
 
 impl std::fmt::Debug for BankIndex {
@@ -145,19 +142,6 @@ impl std::fmt::Debug for BankIndex {
 }
 
 impl BankIndex {
-    /// The served pack's choice among recall's `candidates` ([`pack::pack_order`]), with the
-    /// terms this index keeps of the memories it packed recently.
-    pub fn pack_order(
-        &self,
-        candidates: &[Candidate<'_>],
-        limit: usize,
-        num: u64,
-        den: u64,
-        prefer_newest: bool,
-    ) -> Result<Option<Vec<usize>>> {
-        pack::pack_order(candidates, limit, num, den, prefer_newest, &self.pack_terms)
-    }
-
     /// An empty index; `dim` 0 means no dense part.
     pub fn new(dim: i64) -> Result<Self> {
         let dim = check_dim(dim)?;
@@ -176,7 +160,6 @@ impl BankIndex {
             total_len: 0,
             dense: (dim > 0).then(|| DenseStore::new(dim)),
             norms: Mutex::new(None),
-            pack_terms: PackTerms::default(),
         })
     }
 
@@ -365,7 +348,6 @@ impl BankIndex {
             return Ok(false);
         };
         self.invalidate();
-        self.pack_terms.remove(ordinal);
         if self.doc_terms_pending {
             self.scanned_removals += 1;
             if self.scanned_removals > SCANNED_REMOVALS {

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::error::{Error, Result};
-use crate::generated::PACK_CHARS;
+use crate::generated::{PACK_CHARS, PACK_TERMS_CACHED, PACK_TERMS_CACHED_WORDS};
 use crate::tokenizer;
 
 /// What the pack reads of one candidate.
@@ -26,10 +26,11 @@ pub struct Candidate<'a> {
 
 /// Candidates' term sets kept between calls by ordinal: the sorted distinct terms of the
 /// first [`PACK_CHARS`] code points of their contents. A content never changes under its
-/// ordinal and ordinals are never reused, so an entry can only be dropped, never wrong: the
-/// owning index drops a removed memory's, and the whole set is dropped when it would pass
-/// [`TERMS_CACHED`] memories or [`TERMS_CACHED_WORDS`] terms (recalls of one topic refill it
-/// at once; an LRU's bookkeeping would cost more than the tokenizing it saves).
+/// ordinal and ordinals are never reused, so an entry can only be dropped, never wrong: its
+/// owner (the binding's `BankIndex`) drops a removed memory's, and the whole set is dropped
+/// when it would pass [`PACK_TERMS_CACHED`] memories or [`PACK_TERMS_CACHED_WORDS`] terms
+/// (native/constants.toml, `[pack]`). The owner holds it beside the index's lock, not under
+/// it, so a pack never waits behind a writer.
 #[derive(Debug, Default)]
 pub struct PackTerms {
     inner: Mutex<Kept>,
@@ -44,12 +45,6 @@ struct Kept {
 /// A content's sorted distinct terms.
 type Terms = Arc<[Box<str>]>;
 
-/// At most this many memories' terms are kept by one index (about 6 MB with
-/// [`TERMS_CACHED_WORDS`]: ~120 bytes a term).
-pub const TERMS_CACHED: usize = 2048;
-/// At most this many terms in all.
-pub const TERMS_CACHED_WORDS: usize = 50_000;
-
 impl PackTerms {
     fn kept(&self) -> std::sync::MutexGuard<'_, Kept> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
@@ -61,11 +56,13 @@ impl PackTerms {
         }
         let made = terms_of(candidate.content); // outside the lock: this is the cost
         let mut kept = self.kept();
-        if kept.by_ordinal.len() >= TERMS_CACHED || kept.words + made.len() > TERMS_CACHED_WORDS {
+        if kept.by_ordinal.len() >= PACK_TERMS_CACHED
+            || kept.words + made.len() > PACK_TERMS_CACHED_WORDS
+        {
             kept.by_ordinal.clear();
             kept.words = 0;
         }
-        if made.len() <= TERMS_CACHED_WORDS {
+        if made.len() <= PACK_TERMS_CACHED_WORDS {
             kept.words += made.len();
             if let Some(old) = kept.by_ordinal.insert(candidate.ordinal, Arc::clone(&made)) {
                 kept.words -= old.len(); // a concurrent call's: the same terms
@@ -75,15 +72,15 @@ impl PackTerms {
     }
 
     /// Drops the terms kept for `ordinal` (its memory left the index).
-    pub fn remove(&mut self, ordinal: u32) {
-        let kept = self.inner.get_mut().unwrap_or_else(|e| e.into_inner());
+    pub fn remove(&self, ordinal: u32) {
+        let mut kept = self.kept();
         if let Some(old) = kept.by_ordinal.remove(&ordinal) {
             kept.words -= old.len();
         }
     }
 
-    /// How many memories' and terms are kept.
-    pub fn len(&self) -> (usize, usize) {
+    /// How many memories' terms are kept, and how many terms in all.
+    pub fn sizes(&self) -> (usize, usize) {
         let kept = self.kept();
         (kept.by_ordinal.len(), kept.words)
     }
@@ -262,22 +259,22 @@ mod tests {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let day = vec!["2026-01-01T00:00:00.000000Z"; refs.len()];
         let all = cands(&refs, &day);
-        let mut kept = PackTerms::default();
+        let kept = PackTerms::default();
         for window in all.chunks(30) {
             let warm = pack_order(window, 10, 4, 5, true, &kept).unwrap();
             let again = pack_order(window, 10, 4, 5, true, &kept).unwrap();
             let fresh = pack_order(window, 10, 4, 5, true, &PackTerms::default()).unwrap();
             assert_eq!((&warm, &again), (&fresh, &fresh));
-            let (memories, words) = kept.len();
-            assert!(memories <= TERMS_CACHED && words <= TERMS_CACHED_WORDS);
+            let (memories, words) = kept.sizes();
+            assert!(memories <= PACK_TERMS_CACHED && words <= PACK_TERMS_CACHED_WORDS);
         }
-        let (memories, words) = kept.len();
+        let (memories, words) = kept.sizes();
         assert!(memories > 0 && words > 0);
         let last = all.last().unwrap().ordinal;
         kept.remove(last);
         kept.remove(u32::MAX); // not kept: nothing happens
-        assert_eq!(kept.len().0, memories - 1);
-        assert!(kept.len().1 < words);
+        assert_eq!(kept.sizes().0, memories - 1);
+        assert!(kept.sizes().1 < words);
     }
 
     #[test]

@@ -189,9 +189,16 @@ fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 #[pyclass(module = "memwire._kernel._native", name = "BankIndex", frozen)]
 struct BankIndex {
     inner: RwLock<CoreIndex>,
+    /// The served pack's terms of recently packed memories: beside the lock, not under it, so
+    /// a pack never waits behind a queued writer (it has a mutex of its own).
+    pack_terms: pack::PackTerms,
 }
 
 impl BankIndex {
+    fn wrap(index: CoreIndex) -> Self {
+        Self { inner: RwLock::new(index), pack_terms: pack::PackTerms::default() }
+    }
+
     fn read(&self) -> std::sync::RwLockReadGuard<'_, CoreIndex> {
         // A panic inside the core cannot leave the index half-written (writes validate first),
         // so a poisoned lock is still consistent.
@@ -215,7 +222,7 @@ impl BankIndex {
                 Int::Big { text, .. } => return Err(raise(py, Error::DimRange(text))),
             },
         };
-        Ok(Self { inner: RwLock::new(CoreIndex::new(dim).or_raise(py)?) })
+        Ok(Self::wrap(CoreIndex::new(dim).or_raise(py)?))
     }
 
     #[getter]
@@ -331,13 +338,20 @@ impl BankIndex {
             .zip(&ordinals)
             .map(|((content, created), &ordinal)| pack::Candidate { content, created, ordinal })
             .collect();
-        py.detach(|| self.read().pack_order(&candidates, limit, num, den, prefer_newest))
-            .or_raise(py)
+        py.detach(|| {
+            pack::pack_order(&candidates, limit, num, den, prefer_newest, &self.pack_terms)
+        })
+        .or_raise(py)
     }
 
     fn remove(&self, py: Python<'_>, ordinal: &Bound<'_, PyAny>) -> PyResult<bool> {
         let ordinal = ordinal_arg(py, ordinal)?;
-        py.detach(|| self.write().remove(ordinal)).or_raise(py)
+        let removed = py.detach(|| self.write().remove(ordinal)).or_raise(py)?;
+        // A removed ordinal was checked (a u32) by the core.
+        if let (true, Ok(ordinal)) = (removed, u32::try_from(ordinal)) {
+            self.pack_terms.remove(ordinal);
+        }
+        Ok(removed)
     }
 
     #[pyo3(signature = (query, k, allow = None))]
@@ -522,7 +536,7 @@ impl BankIndex {
             let copy = data.to_vec(py)?;
             py.detach(|| CoreIndex::from_bytes(&copy))
         };
-        Ok(Self { inner: RwLock::new(index.or_raise(py)?) })
+        Ok(Self::wrap(index.or_raise(py)?))
     }
 }
 
