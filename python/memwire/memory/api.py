@@ -1205,6 +1205,15 @@ class Memory:
         self._check_open()
         return self._store.bank_names()
 
+    def is_loaded(self, *, bank: str = "default") -> bool:
+        """Whether ``bank``'s index is in this process's memory, so that a recall of it need
+        not load it first (it may still catch up with writes made since). Never blocks and
+        never touches the store: ``memwire serve`` asks it on its event loop. False once
+        closed, and for a bank this process has not recalled or written yet."""
+        name = clean_bank(bank)
+        state = self._banks.get(name)  # a dict read: no lock needed
+        return not self._closed and state is not None and state.index is not None
+
     def get_config(self, bank: str = "default") -> dict[str, Any]:
         """The bank's config (see :mod:`memwire.config`); :class:`NotFoundError` if no bank."""
         self._check_open()

@@ -37,7 +37,7 @@ from memwire.errors import (
 )
 from memwire.server._deferred import Deferred
 from memwire.server.compat import compat_routes
-from memwire.server.threads import in_thread
+from memwire.server.threads import alone, in_thread
 from memwire.server.ui import PUBLIC_PATHS, ui_routes
 
 if TYPE_CHECKING:
@@ -456,7 +456,12 @@ HEALTH_PID = "X-Memwire-Pid"
 HEALTH_STORE = "X-Memwire-Store"
 
 
-def build_routes(memory: Memory, mcp: LazyMCP | None, store_id: str | None = None) -> list[Route]:
+def build_routes(
+    memory: Memory,
+    mcp: LazyMCP | None,
+    store_id: str | None = None,
+    requests_in_flight: Callable[[], int] | None = None,
+) -> list[Route]:
     # /health answers "ok" and says who answers: the process and the store it serves
     # (memwire.locations.store_id, a hash), so `memwire daemon start` knows its own server
     # answered and the hooks know the server holds the store they would open themselves.
@@ -506,7 +511,10 @@ def build_routes(memory: Memory, mcp: LazyMCP | None, store_id: str | None = Non
 
     async def recall(request: Request) -> Any:
         body = await read_json(request)
-        return await in_thread(ops.recall, memory, _bank(request), body)
+        bank = _bank(request)
+        if alone(requests_in_flight) and memory.is_loaded(bank=bank):
+            return ops.recall(memory, bank, body)  # no thread hop: see threads.alone
+        return await in_thread(ops.recall, memory, bank, body)
 
     async def reflect(request: Request) -> Any:
         body = await read_json(request)
@@ -673,6 +681,7 @@ def create_app(
     close_memory: bool = False,
     store_id: str | None = None,
     warm_up: Callable[[], object] | None = None,
+    requests_in_flight: Callable[[], int] | None = None,
 ) -> ASGIApp:
     """The ASGI app serving ``memory``.
 
@@ -683,6 +692,10 @@ def create_app(
     ``store_id``: :func:`memwire.locations.store_id` of the store, answered by ``/health``.
     ``warm_up``: run in a thread of its own once the app has started (the runner builds its
     Memory and loads the embedder there, so the server answers ``/health`` first).
+    ``requests_in_flight``: how many requests the HTTP server is answering (the runner passes
+    uvicorn's count). With it, a recall that is the only request in flight, of a bank already
+    loaded, runs on the event loop instead of a worker thread
+    (:func:`memwire.server.threads.alone`); without it every recall runs on a worker thread.
     """
     lazy_mcp = LazyMCP(memory, max_body) if mcp else None
 
@@ -708,7 +721,9 @@ def create_app(
                 await in_thread(memory.close)
 
     app = Starlette(
-        routes=ui_routes(memory) + build_routes(memory, lazy_mcp, store_id) + compat_routes(memory),
+        routes=ui_routes(memory)
+        + build_routes(memory, lazy_mcp, store_id, requests_in_flight)
+        + compat_routes(memory),
         lifespan=lifespan,
         exception_handlers={HTTPException: _http_exception, Exception: _server_error},
     )

@@ -179,6 +179,12 @@ def make_server(
     from memwire.server.app import create_app
 
     check_bind(host, token)
+    servers: list[Any] = []  # the one built below: the app asks it once requests come
+
+    def requests_in_flight() -> int:
+        # uvicorn keeps one task per request, from its headers to its response's end.
+        return len(servers[0].server_state.tasks)
+
     app = create_app(
         memory,
         token=token,
@@ -186,6 +192,7 @@ def make_server(
         mcp=mcp,
         store_id=store_id,
         warm_up=warm_up,
+        requests_in_flight=requests_in_flight,
     )
     config_class, _server = _uvicorn_core()
     config = config_class(
@@ -203,7 +210,8 @@ def make_server(
         # "none" spares start-up the import of a WebSocket library.
         ws="none",
     )
-    return _server_class()(config)
+    servers.append(_server_class()(config))
+    return servers[0]
 
 
 class LazyMemory:
@@ -233,6 +241,12 @@ class LazyMemory:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.built(), name)
+
+    def is_loaded(self, *, bank: str = "default") -> bool:
+        """:meth:`Memory.is_loaded <memwire.memory.Memory.is_loaded>`, False while the Memory
+        is not built (asking never builds it: the event loop asks)."""
+        memory = self._memory
+        return memory is not None and memory.is_loaded(bank=bank)
 
     def warm_up(self) -> None:
         """Build the Memory and load its embedder (the server runs this in the background

@@ -12,6 +12,15 @@ limit, 40; more wait their turn), the caller's context variables are seen by the
 call that has started is never abandoned: if the awaiting request is cancelled, it still waits
 for the call to return before the cancellation goes on, so a shutdown never closes the store
 under a running call. A call cancelled before any worker picked it up never runs.
+
+One exception: a recall that is the only request the server is answering, of a bank whose
+index is already loaded, runs on the event loop itself (:func:`alone`). Handing it to a
+worker and back costs CPU the recall does not need: at 10k memories, one keep-alive client,
+the server spent 1.16-1.53 ms of CPU per recall without the hop against 1.52-2.17 ms with it
+(five alternating pairs; docs/BENCHMARKS.md, "Session 14"). Nothing else is waiting for the
+loop meanwhile, and as soon as another request is in flight recalls go back to the workers,
+so that concurrent ones overlap the kernel's GIL-free search of one with the Python of
+another.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-__all__ = ["WORKERS", "in_thread"]
+__all__ = ["WORKERS", "alone", "in_thread"]
 
 T = TypeVar("T")
 
@@ -62,3 +71,11 @@ async def in_thread(fn: Callable[..., T], *args: object) -> T:
             except Exception:  # the call's own failure: the request is being cancelled anyway
                 break
         raise
+
+
+def alone(requests_in_flight: Callable[[], int] | None) -> bool:
+    """Whether the request asking is the only one in flight (``requests_in_flight``: the HTTP
+    server's count, including the asking one; None: not known, so not alone). A cheap call of
+    a request alone may run on the event loop: no other request waits for it, and one that
+    arrives meanwhile is read as soon as the call returns (a recall at 10k: ~0.5 ms in process)."""
+    return requests_in_flight is not None and requests_in_flight() <= 1

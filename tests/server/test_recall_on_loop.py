@@ -1,0 +1,145 @@
+"""A recall that is the only request in flight, of a loaded bank, runs on the server's event
+loop (no hop to a worker thread and back); with another request in flight, or a bank still to
+load, it runs on a worker thread as every other route's call does (memwire.server.threads)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from memwire.errors import InvalidInputError
+from memwire.memory import Memory
+from memwire.server import ops, threads
+from memwire.server.runner import LazyMemory
+from memwire.server.testing import serve_in_thread
+from memwire.store import open_store
+
+LOOP_THREAD = "memwire-test-server"  # serve_in_thread runs the server's loop in this thread
+
+
+@pytest.fixture
+def recalls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The name of the thread each recall through the server ran on, in order."""
+    seen: list[str] = []
+    original = ops.recall
+
+    def recall(memory: Memory, bank: str, body: object) -> list[Any]:
+        seen.append(threading.current_thread().name)
+        return original(memory, bank, body)
+
+    monkeypatch.setattr(ops, "recall", recall)
+    return seen
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[Memory, str]]:
+    with Memory(tmp_path / "m.db") as memory, serve_in_thread(memory) as url:
+        yield memory, url
+
+
+def test_a_recall_alone_runs_on_the_loop_once_its_bank_is_loaded(
+    served: tuple[Memory, str], recalls: list[str]
+) -> None:
+    memory, url = served
+    with httpx.Client(base_url=url, timeout=30) as http:
+        r = http.post("/banks/b/retain", json={"content": "The API listens on port 8080"})
+        assert r.status_code == 200, r.text
+        assert not memory.is_loaded(bank="b")  # a write does not load the index
+        answers = [
+            http.post("/banks/b/recall", json={"query": "api port"}).json() for _ in range(3)
+        ]
+    assert answers == [["The API listens on port 8080"]] * 3
+    # The first loads the bank (a worker thread: the loop never waits for a load).
+    assert recalls[0].startswith("memwire-worker")
+    assert recalls[1:] == [LOOP_THREAD, LOOP_THREAD]
+    assert memory.is_loaded(bank="b")
+
+
+def test_a_recall_beside_another_request_runs_on_a_worker(
+    served: tuple[Memory, str], recalls: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory, url = served
+    with httpx.Client(base_url=url, timeout=30) as http:
+        http.post("/banks/b/retain", json={"content": "deploys run on Fridays"})
+        http.post("/banks/b/recall", json={"query": "deploys"})  # loads the bank
+        assert memory.is_loaded(bank="b")
+        started, release = threading.Event(), threading.Event()
+        original = ops.retain
+
+        def slow_retain(memory: Memory, bank: str, body: object) -> dict[str, str]:
+            started.set()
+            release.wait(30)
+            return original(memory, bank, body)
+
+        monkeypatch.setattr(ops, "retain", slow_retain)
+        answers: list[int] = []
+
+        def retain() -> None:
+            with httpx.Client(base_url=url, timeout=30) as other:
+                r = other.post("/banks/b/retain", json={"content": "staging deploys daily"})
+                answers.append(r.status_code)
+
+        writer = threading.Thread(target=retain)
+        writer.start()
+        try:
+            assert started.wait(30)
+            found = http.post("/banks/b/recall", json={"query": "deploys fridays"})
+        finally:
+            release.set()
+            writer.join(30)
+        assert found.json() == ["deploys run on Fridays"]
+        assert answers == [200]
+        alone = http.post("/banks/b/recall", json={"query": "staging deploys"}).json()
+    assert alone[0] == "staging deploys daily"
+    assert recalls[1].startswith("memwire-worker")  # the retain was in flight
+    assert recalls[2] == LOOP_THREAD
+
+
+def test_a_bad_bank_name_is_refused_as_before(served: tuple[Memory, str]) -> None:
+    _, url = served
+    r = httpx.post(url + "/banks/" + "x" * 300 + "/recall", json={"query": "q"}, timeout=30)
+    assert r.status_code == 400
+    assert "bank" in r.json()["error"]
+
+
+@pytest.mark.parametrize(
+    ("count", "expected"), [(None, False), (lambda: 0, True), (lambda: 1, True), (lambda: 2, False)]
+)
+def test_alone_means_no_other_request_in_flight(
+    count: Callable[[], int] | None, expected: bool
+) -> None:
+    assert threads.alone(count) is expected
+
+
+def test_is_loaded(tmp_path: Path) -> None:
+    with Memory(tmp_path / "m.db") as memory:
+        memory.retain("a note about ports", bank="b")
+    memory = Memory(tmp_path / "m.db")
+    try:
+        assert not memory.is_loaded(bank="b")  # a new process: nothing loaded yet
+        assert not memory.is_loaded(bank="nowhere")
+        with pytest.raises(InvalidInputError):
+            memory.is_loaded(bank="")
+        assert memory.recall("ports", bank="b")
+        assert memory.is_loaded(bank="b")
+        assert not memory.is_loaded()  # the default bank: not this one
+    finally:
+        memory.close()
+    assert not memory.is_loaded(bank="b")  # closed: nothing is
+
+
+def test_the_servers_lazy_memory_answers_without_building_it(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "m.db")
+    lazy = LazyMemory(store)
+    try:
+        assert not lazy.is_loaded(bank="b")
+        assert lazy._memory is None  # asking built nothing
+        lazy.built().retain("hello", bank="b")
+        assert lazy.recall("hello", bank="b")
+        assert lazy.is_loaded(bank="b")
+    finally:
+        lazy.built().close()
