@@ -10,7 +10,9 @@
 /// A query vector prepared for many dot products against stored rows.
 pub struct Query<'a> {
     v: &'a [i16],
-    /// `pmaddwd` pair sums cannot overflow (the query has no `i16::MIN`).
+    /// `pmaddwd` pair sums cannot overflow (the query has no `i16::MIN`). Only the x86_64
+    /// SIMD path reads it; other targets always take the scalar path.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pairs_fit: bool,
 }
 
