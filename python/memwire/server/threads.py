@@ -19,8 +19,8 @@ worker and back costs CPU the recall does not need: at 10k memories, one keep-al
 the server spent 1.16-1.53 ms of CPU per recall without the hop against 1.52-2.17 ms with it
 (five alternating pairs; docs/BENCHMARKS.md, "Session 14"). Nothing else is waiting for the
 loop meanwhile, and as soon as another request is in flight recalls go back to the workers,
-so that concurrent ones overlap the kernel's GIL-free search of one with the Python of
-another.
+so that the loop never holds other requests behind a recall that may be slow (a MiniLM
+query embedding, which workers run in parallel).
 """
 
 from __future__ import annotations
