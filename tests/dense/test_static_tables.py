@@ -1,7 +1,7 @@
-"""The bundled static tables: the default (minilm-wordnet) and the previous one it replaced.
+"""The bundled static tables: the default (minilm-wndebian) and the previous defaults it replaced.
 
 A new table is a new vector space: it has its own embedder id, and a bank whose vectors are in
-the previous space keeps them (and refuses the new table) until ``reembed`` moves it.
+a previous space keeps them (and refuses the new table) until ``reembed`` moves it.
 """
 
 from __future__ import annotations
@@ -12,7 +12,13 @@ import numpy as np
 import pytest
 from dense_support import DENSE_BACKENDS, NOTES, PARAPHRASES, RUST_SKIP, bank_space, recall_rows
 from memwire import Memory
-from memwire.embed.static import LEGACY_ID, MODEL_ID, TABLES, ModelFileError, StaticEmbedder
+from memwire.embed.static import (
+    MODEL_ID,
+    PREVIOUS_IDS,
+    TABLES,
+    ModelFileError,
+    StaticEmbedder,
+)
 
 QUERIES = [q for _, q in PARAPHRASES] + ["postgres backups", "staging database port"]
 
@@ -25,11 +31,15 @@ def test_each_bundled_table_loads_with_its_own_id(table: str, backend: str) -> N
     assert all(v is not None and v.shape == (256,) and np.any(v) for v in vectors)
 
 
-def test_the_default_is_the_new_table_under_a_new_id(backend: str) -> None:
-    assert MODEL_ID != LEGACY_ID
+def test_every_table_ships_and_the_default_is_not_a_previous_one() -> None:
+    assert set(TABLES) == {MODEL_ID, *PREVIOUS_IDS} and len(TABLES) == 1 + len(PREVIOUS_IDS)
+
+
+@pytest.mark.parametrize("previous", PREVIOUS_IDS)
+def test_the_default_is_the_new_table_under_a_new_id(previous: str, backend: str) -> None:
     assert StaticEmbedder(backend).id == MODEL_ID
     new = StaticEmbedder(backend).embed(NOTES)
-    old = StaticEmbedder(backend, table=LEGACY_ID).embed(NOTES)
+    old = StaticEmbedder(backend, table=previous).embed(NOTES)
     assert all(a is not None and b is not None for a, b in zip(new, old, strict=True))
     assert not any(np.array_equal(a, b) for a, b in zip(new, old, strict=True))
 
@@ -72,12 +82,15 @@ def test_both_kernels_rank_identically_with_each_table(table: str, tmp_path: Pat
     assert any(row[4] for q in runs["rust"] for row in q)  # the dense stream took part
 
 
-def test_an_old_bank_keeps_its_space_until_reembed(db_path: Path, backend: str) -> None:
-    legacy = StaticEmbedder(backend, table=LEGACY_ID)
+@pytest.mark.parametrize("previous", PREVIOUS_IDS)
+def test_an_old_bank_keeps_its_space_until_reembed(
+    previous: str, db_path: Path, backend: str
+) -> None:
+    legacy = StaticEmbedder(backend, table=previous)
     with Memory(db_path, backend=backend, embedder=legacy) as m:
         ids = m.retain_many(NOTES)
         before = recall_rows(m, QUERIES)
-    assert bank_space(db_path) == (LEGACY_ID, 256)
+    assert bank_space(db_path) == (previous, 256)
     with Memory(db_path, backend=backend) as m:  # the new default table
         assert m.embedder_id == MODEL_ID
         # the bank is served by the table that made its vectors, as it was: an upgrade never
@@ -85,7 +98,7 @@ def test_an_old_bank_keeps_its_space_until_reembed(db_path: Path, backend: str) 
         assert recall_rows(m, QUERIES) == before
         added = m.retain("a new note about kubernetes")
         assert m.recall("kubernetes note")[0].id == added
-    assert bank_space(db_path) == (LEGACY_ID, 256)
+    assert bank_space(db_path) == (previous, 256)
     with Memory(db_path, backend=backend) as m:
         assert m.reembed("default") == len(ids) + 1
         assert bank_space(db_path) == (MODEL_ID, 256)

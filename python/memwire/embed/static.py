@@ -1,12 +1,13 @@
 """The bundled default embedder: a static WordPiece embedding table, offline, no torch.
 
-Two tables ship, each in its own ``memwire/models/<name>/`` (PROVENANCE.md there) and checked
-against its SHA-256 digests when loaded: the default ``minilm_wordnet_256_int8`` (made by
-``scripts/distill_static.py``) and the previous ``minilm_static_256_int8``, kept so that a bank
-whose vectors are in that space is still served by it, automatically (the recorded id names
-the table: :func:`memwire.embed.tiers.tier_of`), until ``memwire reembed`` moves it. Text is
-tokenized and its rows summed by the kernel (Rust or pure Python, bit-identical); the sum's
-direction is the embedding.
+Three tables ship, each in its own ``memwire/models/<name>/`` (PROVENANCE.md there) and checked
+against its SHA-256 digests when loaded: the default ``minilm_wndebian_256_int8`` (made by
+``scripts/distill_static.py``) and the two previous defaults, ``minilm_wordnet_256_int8`` and
+``minilm_static_256_int8`` (:data:`PREVIOUS_IDS`), kept so that a bank whose vectors are in
+one of their spaces is still served by it, automatically (the recorded id names the table:
+:func:`memwire.embed.tiers.tier_of`), until ``memwire reembed`` moves it. Text is tokenized and
+its rows summed by the kernel (Rust or pure Python, bit-identical); the sum's direction is the
+embedding.
 """
 
 from __future__ import annotations
@@ -27,14 +28,32 @@ from memwire._kernel.backend import backend_info, get_kernel, load_kernel
 from memwire._kernel.vectors import quantize_many
 from memwire.errors import BackendError, MemwireError
 
-__all__ = ["LEGACY_ID", "MODEL_ID", "TABLES", "StaticEmbedder", "default_embedder"]
+__all__ = [
+    "LEGACY_ID",
+    "MODEL_ID",
+    "PREVIOUS_IDS",
+    "TABLES",
+    "WORDNET_ID",
+    "StaticEmbedder",
+    "default_embedder",
+]
 
-MODEL_ID = "memwire/minilm-wordnet-256-int8"
-LEGACY_ID = "memwire/minilm-static-256-int8"
+MODEL_ID = "memwire/minilm-wndebian-256-int8"
+WORDNET_ID = "memwire/minilm-wordnet-256-int8"  # the default before session 15
+LEGACY_ID = "memwire/minilm-static-256-int8"  # the first default
+# The previous defaults, newest first: served to banks whose vectors they made, never a default.
+PREVIOUS_IDS = (WORDNET_ID, LEGACY_ID)
 _TOKENIZER_SHA256 = "dd33465341c98889c3338356b6200c8b232b89af5f1b7aa8e6ee1d4d7a699631"
-# embedder id -> (package holding its files, SHA-256 of each file); both share one vocabulary.
+# embedder id -> (package holding its files, SHA-256 of each file); all share one vocabulary.
 TABLES: dict[str, tuple[str, dict[str, str]]] = {
     MODEL_ID: (
+        "memwire.models.minilm_wndebian_256_int8",
+        {
+            "model.safetensors": "87ef2e1b23735c5fdf9ef24532b23a2dffdb37fccea2d4f146055a267df11a72",
+            "tokenizer.json": _TOKENIZER_SHA256,
+        },
+    ),
+    WORDNET_ID: (
         "memwire.models.minilm_wordnet_256_int8",
         {
             "model.safetensors": "e6d58f433c3e7bd72467ec921fce85bc3dba78ad3609f5956fd4b5ec4eb8ccd9",

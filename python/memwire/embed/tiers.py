@@ -14,7 +14,7 @@ from memwire.embed import minilm as _minilm
 from memwire.embed import static as _static
 from memwire.errors import InvalidInputError
 
-__all__ = ["EMBEDDER_TIERS", "STATIC_LEGACY", "check_installed", "load", "tier_of"]
+__all__ = ["EMBEDDER_TIERS", "check_installed", "load", "tier_of"]
 
 
 def check_installed(tier: str) -> None:
@@ -24,28 +24,23 @@ def check_installed(tier: str) -> None:
         _minilm.check_installed()
 
 
-# Banks filled by an earlier bundled table keep it until `reembed` (docs/dense.md): a recorded
-# space is served by the table that made it, never refused because the default moved on. Not a
-# tier a configuration can name.
-STATIC_LEGACY = "static-legacy"
-
-
 def load(tier: str, backend: str | None = None) -> Embedder:
-    """The process-wide embedder of ``tier`` (``backend``: the static tier's kernel)."""
+    """The process-wide embedder of ``tier`` (``backend``: the static tier's kernel), or of a
+    previous bundled table named by its id (what :func:`tier_of` gives for its banks)."""
     if tier == "static":
         return _static.default_embedder(backend)
-    if tier == STATIC_LEGACY:
-        return _static.default_embedder(backend, _static.LEGACY_ID)
+    if tier in _static.PREVIOUS_IDS:
+        return _static.default_embedder(backend, tier)
     if tier == "minilm":
         return _minilm.minilm_embedder()
     raise InvalidInputError(f"no embedder tier {tier!r}; the tiers are {', '.join(EMBEDDER_TIERS)}")
 
 
 def tier_of(embedder_id: str) -> str | None:
-    """What loads the embedder whose vectors carry ``embedder_id`` (a tier, or the previous
-    bundled table's :data:`STATIC_LEGACY`), or None (a user's own embedder)."""
-    return {
-        _static.MODEL_ID: "static",
-        _static.LEGACY_ID: STATIC_LEGACY,
-        _minilm.MODEL_ID: "minilm",
-    }.get(embedder_id)
+    """What :func:`load` takes to serve vectors that carry ``embedder_id``: a tier, or, for a
+    previous bundled table, its id (banks filled by an earlier default keep that table until
+    ``reembed``, docs/dense.md: never refused because the default moved on; not a tier a
+    configuration can name); None for a user's own embedder."""
+    if embedder_id in _static.PREVIOUS_IDS:
+        return embedder_id
+    return {_static.MODEL_ID: "static", _minilm.MODEL_ID: "minilm"}.get(embedder_id)
