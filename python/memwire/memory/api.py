@@ -432,7 +432,7 @@ class Memory:
             return
         state.changed(changes.added.ordinals, changes.removed)
         if _retagged(state.applied, changes.last_seq, changes.added, changes.removed):
-            state.filters.clear()
+            state.retagged()
         state.applied = changes.last_seq
 
     def _current(self, state: BankState) -> BankHead | None:
@@ -492,7 +492,7 @@ class Memory:
                         self._add(state.index, result.added)
                     state.changed(result.added.ordinals, result.removed)
                     if _retagged(result.first_seq, result.last_seq, result.added, result.removed):
-                        state.filters.clear()
+                        state.retagged()
                     state.applied = result.last_seq
                 except InvalidInputError as exc:
                     log.warning("index of bank %r inconsistent (%s); reloading", state.name, exc)
@@ -996,7 +996,11 @@ class Memory:
             floor,
             head.config,
             budget,
-            functools.partial(self._store.rows_by_ordinal, bank_id),
+            functools.partial(
+                state.rows.read,
+                bank_id,
+                fetch=functools.partial(self._store.rows_by_ordinal, bank_id),
+            ),
             packing,
             index,
         )

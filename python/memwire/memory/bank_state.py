@@ -12,6 +12,7 @@ from pyroaring import BitMap
 
 from memwire.memory.expiry import Expiry
 from memwire.memory.filters import TagFilters
+from memwire.memory.row_cache import RowCache
 
 if TYPE_CHECKING:
     from memwire._kernel.contract import Allow, BankIndex
@@ -131,6 +132,7 @@ class BankState:
         "index",
         "lock",
         "name",
+        "rows",
         "snap_seq",
         "snap_unusable",
     )
@@ -153,11 +155,18 @@ class BankState:
         self._inflight_lock = threading.Lock()
         self.filters = TagFilters()  # recall's tag filters, changed with the index
         self.expiry = Expiry()  # recall's TTL cutoff, changed with the index
+        self.rows = RowCache()  # recall's read-back, changed with the index
 
     def changed(self, added: Sequence[int], removed: Sequence[int]) -> None:
         """The index took ``added`` and dropped ``removed`` (ordinals)."""
         self.filters.changed(added, removed)
         self.expiry.changed(added, removed)
+        self.rows.forget(removed)
+
+    def retagged(self) -> None:
+        """Tags may have changed in place (``Memory.update``): what was built from them goes."""
+        self.filters.clear()
+        self.rows.clear()
 
     @contextmanager
     def inflight(self, first_seq: int, last_seq: int) -> Iterator[None]:
@@ -182,6 +191,7 @@ class BankState:
     def clear(self) -> None:
         self.filters.clear()
         self.expiry.clear()
+        self.rows.clear()
         self.index = None
         self.bank_id = 0
         self.applied = 0
