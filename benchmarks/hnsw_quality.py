@@ -4,6 +4,7 @@
     python benchmarks/hnsw_quality.py --scifact ../shared/bench/data/scifact   # real text
     python benchmarks/hnsw_quality.py --scalars i8 --oversample 1 2 4             # proposals
     python benchmarks/hnsw_quality.py --scalars i8 --expansion 64 128 256         # search width
+    python benchmarks/hnsw_quality.py --scalars i8 --binary 1000 2000 4000        # no graph
 
 On the benchmark corpus (corpus_cache.py, NFKC as the shell applies it), every document and
 query is embedded with the bundled static embedder. One kernel index holds the vectors; its
@@ -16,6 +17,12 @@ exactly, and the top 10 is compared with the reference, for ``k`` = 10 (``search
 factors than the contract's, ``--expansion`` other search widths (each row adds the median
 time of one graph search, single thread). The graph of the scalar type the kernel uses is
 checked against the kernel's own graph: same top 10 on every query.
+
+``--binary C [C ...]`` adds an alternative to the graph for comparison (not what the kernels
+do): every vector's sign bits (one bit per dimension, 32 bytes at dim 256), the ``C`` nearest to
+the query's bits by Hamming distance (an exhaustive scan, numpy's ``bitwise_count``), then those
+re-scored exactly; the top 10 and the top 100 against the exact ones. Its time here is numpy's
+and says nothing of a compiled scan.
 
 ``--scifact DIR`` swaps the generated corpus for real text: the sentences of the BEIR SciFact
 abstracts (read from DIR, never copied; ~45k sentences) as documents and its claims as
@@ -55,8 +62,43 @@ Top = list[int]
 
 def top10(ords: npt.NDArray[np.uint64], dots: npt.NDArray[np.int64]) -> Top:
     """Best 10 by exact dot product, ties by ascending ordinal (the kernels' order)."""
-    order = np.lexsort((ords, -dots))[:10]
-    return [int(ords[i]) for i in order]
+    return top_k(ords, dots, 10)
+
+
+def binary_prefilter(
+    ords: npt.NDArray[np.uint64],
+    wide: npt.NDArray[np.int64],
+    qmat: npt.NDArray[np.int64],
+    exact: list[Top],
+    sizes: list[int],
+) -> None:
+    """Print how often the ``C`` vectors nearest by the Hamming distance of their sign bits,
+    re-scored exactly, hold the exact top 10 (and top 100), for each ``C`` in ``sizes``."""
+    bits = np.packbits(wide > 0, axis=1).view(np.uint64)
+    qbits = np.packbits(qmat > 0, axis=1).view(np.uint64)
+    exact100 = [set(top_k(ords, wide @ q, 100)) for q in qmat]
+    for size in sizes:
+        same, overlap, overlap100, times = 0, 0, 0, []
+        for q, qb, want, want100 in zip(qmat, qbits, exact, exact100, strict=True):
+            t = time.perf_counter()
+            cands = np.argpartition(np.bitwise_count(bits ^ qb).sum(axis=1), size)[:size]
+            times.append(time.perf_counter() - t)
+            got = top10(ords[cands], wide[cands] @ q)
+            same += got == want
+            overlap += len(set(got) & set(want))
+            overlap100 += len(set(top_k(ords[cands], wide[cands] @ q, 100)) & want100)
+        print(
+            f"sign bits, {size} candidates re-scored: top 10 exact on {same}/{len(exact)} "
+            f"({same / len(exact):.1%}), recall@10 {overlap / (10 * len(exact)):.4f}, "
+            f"recall@100 {overlap100 / (100 * len(exact)):.4f}, "
+            f"numpy scan p50 {statistics.median(times) * 1e6:.0f} us",
+            flush=True,
+        )
+
+
+def top_k(ords: npt.NDArray[np.uint64], dots: npt.NDArray[np.int64], k: int) -> Top:
+    """Best ``k`` by exact dot product, ties by ascending ordinal."""
+    return [int(ords[i]) for i in np.lexsort((ords, -dots))[:k]]
 
 
 def scifact_texts(folder: Path) -> tuple[list[str], list[str]]:
@@ -92,6 +134,13 @@ def main() -> int:
         type=int,
         default=[contract.HNSW_EXPANSION_SEARCH],
         help="search widths to compare (default: the contract's HNSW_EXPANSION_SEARCH)",
+    )
+    ap.add_argument(
+        "--binary",
+        nargs="+",
+        type=int,
+        default=[],
+        help="also compare a sign-bit Hamming prefilter of C candidates, re-scored exactly",
     )
     args = ap.parse_args()
     from usearch.index import Index
@@ -130,6 +179,9 @@ def main() -> int:
     def dots(top: Top) -> npt.NDArray[np.int64]:
         """The vectors of ``top``, as rows."""
         return wide[np.searchsorted(ords, np.array(top, dtype=np.uint64))]
+
+    if args.binary:
+        binary_prefilter(ords, wide, qmat, exact, args.binary)
 
     kernel_top: list[Top] | None = None
     for scalar in args.scalars:

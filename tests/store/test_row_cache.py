@@ -11,7 +11,7 @@ import pytest
 from memwire import Memory
 from memwire.memory.row_cache import ROW_OVERHEAD, RowCache
 from memwire.store import Row
-from store_support import StoreFactory
+from store_support import DATE, StoreFactory
 
 QUERY = "kafka deploy window"
 
@@ -24,8 +24,8 @@ def _row(ordinal: int, content: str = "text", bank: str = "b") -> Row:
         content=content,
         context=None,
         tags=(),
-        created_at="2024-05-01T09:30:00.000000Z",
-        retained_at="2024-05-01T09:30:00.000000Z",
+        created_at=DATE,
+        retained_at=DATE,
         document_id=None,
     )
 
@@ -45,13 +45,14 @@ class _Store:
 def test_rows_are_read_once_then_served_from_the_cache() -> None:
     store = _Store({o: _row(o) for o in range(1, 6)})
     cache = RowCache()
-    first = cache.read(7, [3, 1, 9], store.fetch)
+    rows = cache.bank()
+    first = rows.read(7, [3, 1, 9], store.fetch)
     assert first == {3: store.rows[3], 1: store.rows[1]}  # 9 does not exist: not returned
-    second = cache.read(7, [1, 2, 3], store.fetch)
+    second = rows.read(7, [1, 2, 3], store.fetch)
     assert second == {1: store.rows[1], 2: store.rows[2], 3: store.rows[3]}
     assert store.asked == [[3, 1, 9], [2]]
     assert (cache.hits, cache.misses) == (2, 4)
-    assert cache.read(7, [1, 3], store.fetch) == {1: store.rows[1], 3: store.rows[3]}
+    assert rows.read(7, [1, 3], store.fetch) == {1: store.rows[1], 3: store.rows[3]}
     assert len(store.asked) == 2
 
 
@@ -59,59 +60,83 @@ def test_the_least_recently_used_rows_go_first_and_the_size_stays_bounded() -> N
     content = "x" * 100
     per_row = ROW_OVERHEAD + len(content)
     cache = RowCache(capacity=20 * per_row)
+    rows = cache.bank()
     store = _Store({o: _row(o, content) for o in range(1, 30)})
-    cache.read(1, list(range(1, 21)), store.fetch)
-    cache.read(1, [1], store.fetch)  # 1 is now the most recent, 2 the least
-    cache.read(1, [21], store.fetch)  # 2 goes
+    rows.read(1, list(range(1, 21)), store.fetch)
+    rows.read(1, [1], store.fetch)  # 1 is now the most recent, 2 the least
+    rows.read(1, [21], store.fetch)  # 2 goes
     assert len(cache) == 20 and cache.size == 20 * per_row
     store.asked.clear()
-    cache.read(1, [1, 2, 3, 21], store.fetch)
+    rows.read(1, [1, 2, 3, 21], store.fetch)
     assert store.asked == [[2]]  # and 3 went for it
-    cache.read(1, list(range(1, 30)), store.fetch)
+    rows.read(1, list(range(1, 30)), store.fetch)
     assert len(cache) == 20 and cache.size <= cache.capacity
+
+
+def test_the_banks_of_a_memory_share_one_budget() -> None:
+    content = "x" * 100
+    cache = RowCache(capacity=20 * (ROW_OVERHEAD + len(content)))
+    first, second = cache.bank(), cache.bank()
+    one = _Store({o: _row(o, content, bank="one") for o in range(1, 16)})
+    two = _Store({o: _row(o, content, bank="two") for o in range(1, 16)})
+    assert first.read(1, list(range(1, 16)), one.fetch) == one.rows
+    assert second.read(2, list(range(1, 16)), two.fetch) == two.rows
+    assert len(cache) == 20 and cache.size <= cache.capacity
+    # The same ordinals in another bank are that bank's rows.
+    assert second.read(2, [14, 15], two.fetch) == {14: two.rows[14], 15: two.rows[15]}
+    one.asked.clear()
+    assert first.read(1, [1, 15], one.fetch) == {1: one.rows[1], 15: one.rows[15]}
+    assert one.asked == [[1]]  # the first bank's oldest rows made room
 
 
 def test_a_long_row_is_not_kept() -> None:
     cache = RowCache(capacity=16 * 1024)
+    rows = cache.bank()
     store = _Store({1: _row(1, "y" * 2000), 2: _row(2, "short")})
-    assert set(cache.read(1, [1, 2], store.fetch)) == {1, 2}
+    assert set(rows.read(1, [1, 2], store.fetch)) == {1, 2}
     assert len(cache) == 1
-    cache.read(1, [1, 2], store.fetch)
+    rows.read(1, [1, 2], store.fetch)
     assert store.asked[-1] == [1]
 
 
-def test_forget_drops_rows_and_clear_drops_all() -> None:
+def test_forget_drops_rows_and_clear_drops_the_bank() -> None:
     store = _Store({o: _row(o) for o in range(1, 4)})
     cache = RowCache()
-    cache.read(1, [1, 2, 3], store.fetch)
-    cache.forget([2, 99])
-    assert len(cache) == 2 and cache.size == 2 * (ROW_OVERHEAD + 4)
-    cache.clear()
-    assert len(cache) == 0 and cache.size == 0
+    rows, other = cache.bank(), cache.bank()
+    rows.read(1, [1, 2, 3], store.fetch)
+    other.read(2, [1], store.fetch)
+    rows.forget(1, [2, 99])
+    assert len(cache) == 3 and cache.size == 3 * (ROW_OVERHEAD + 4)
+    rows.clear()
+    store.asked.clear()
+    rows.read(1, [1, 3], store.fetch)
+    other.read(2, [1], store.fetch)
+    assert store.asked == [[1, 3]]  # the other bank kept its row
 
 
 def test_a_read_that_began_before_a_clear_is_not_kept() -> None:
     store = _Store({1: _row(1, "old tags")})
     cache = RowCache()
+    rows = cache.bank()
 
     def racing(ordinals: list[int]) -> dict[int, Row]:
         found = store.fetch(ordinals)
-        cache.clear()  # a retag in place lands while the store is being read
+        rows.clear()  # a retag in place lands while the store is being read
         store.rows[1] = _row(1, "new tags")
         return found
 
-    assert cache.read(1, [1], racing)[1].content == "old tags"  # this read saw the old row
+    assert rows.read(1, [1], racing)[1].content == "old tags"  # this read saw the old row
     assert len(cache) == 0
-    assert cache.read(1, [1], store.fetch)[1].content == "new tags"
+    assert rows.read(1, [1], store.fetch)[1].content == "new tags"
 
 
 def test_the_cache_answers_only_for_its_bank_id() -> None:
-    cache = RowCache()
+    rows = RowCache().bank()
     old = _Store({1: _row(1, "deleted bank")})
     new = _Store({1: _row(1, "new bank, same name")})
-    cache.read(1, [1], old.fetch)
-    assert cache.read(2, [1], new.fetch)[1].content == "new bank, same name"
-    assert cache.read(2, [1], new.fetch)[1].content == "new bank, same name"
+    rows.read(1, [1], old.fetch)
+    assert rows.read(2, [1], new.fetch)[1].content == "new bank, same name"
+    assert rows.read(2, [1], new.fetch)[1].content == "new bank, same name"
     assert len(new.asked) == 1
 
 
@@ -141,7 +166,7 @@ def _seen(mem: Memory) -> list[tuple[str, str, tuple[str, ...], float]]:
 def test_a_repeated_recall_reads_no_row_again(mem: Memory) -> None:
     _fill(mem)
     first = _seen(mem)
-    rows = mem._bank("default").rows
+    rows = mem._rows
     misses = rows.misses
     assert first and misses >= len(first)
     assert _seen(mem) == first

@@ -70,6 +70,7 @@ from memwire.memory.items import (
 )
 from memwire.memory.pack import PACK_DEPTH, packed
 from memwire.memory.relevance import judge
+from memwire.memory.row_cache import RowCache
 from memwire.memory.snapshot_check import load_sealed, seal
 from memwire.records import Hit, Record
 from memwire.store import (
@@ -190,6 +191,7 @@ class Memory:
         self._ephemeral = not self._store.durable
         self._lock = threading.Lock()
         self._banks: dict[str, BankState] = {}
+        self._rows = RowCache()  # recall's read-back, every bank's (memory/row_cache.py)
         self._closed = False
         self._watching = False
         self._snapshotter = Snapshotter(
@@ -332,7 +334,7 @@ class Memory:
         with self._lock:
             state = self._banks.get(name)
             if state is None:
-                state = self._banks[name] = BankState(name)
+                state = self._banks[name] = BankState(name, self._rows)
             return state
 
     def _watch(self) -> None:

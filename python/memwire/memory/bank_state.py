@@ -12,7 +12,7 @@ from pyroaring import BitMap
 
 from memwire.memory.expiry import Expiry
 from memwire.memory.filters import TagFilters
-from memwire.memory.row_cache import RowCache
+from memwire.memory.row_cache import BankRows, RowCache
 
 if TYPE_CHECKING:
     from memwire._kernel.contract import Allow, BankIndex
@@ -137,7 +137,7 @@ class BankState:
         "snap_unusable",
     )
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, rows: RowCache) -> None:
         self.name = name
         self.lock = ReadWriteLock()
         self.bank_id = 0
@@ -155,13 +155,14 @@ class BankState:
         self._inflight_lock = threading.Lock()
         self.filters = TagFilters()  # recall's tag filters, changed with the index
         self.expiry = Expiry()  # recall's TTL cutoff, changed with the index
-        self.rows = RowCache()  # recall's read-back, changed with the index
+        # Recall's read-back, changed with the index (the Memory's cache, shared by its banks).
+        self.rows: BankRows = rows.bank()
 
     def changed(self, added: Sequence[int], removed: Sequence[int]) -> None:
         """The index took ``added`` and dropped ``removed`` (ordinals)."""
         self.filters.changed(added, removed)
         self.expiry.changed(added, removed)
-        self.rows.forget(removed)
+        self.rows.forget(self.bank_id, removed)
 
     def retagged(self) -> None:
         """Tags may have changed in place (``Memory.update``): what was built from them goes."""

@@ -4,17 +4,19 @@ read-back that does not dominate").
 A recall ranks ordinals in the index and then reads their stored rows (content, tags, dates) for
 the pack and the hits: one SQLite statement (a network round trip on PostgreSQL) that was the
 largest cost of a recall at 10k memories after the kernel's own. A bank's most recently read
-rows are kept here, least recently used dropped first, up to :data:`ROW_CACHE_BYTES` per bank
-(each row counted as its text's characters plus :data:`ROW_OVERHEAD`), so a memory that keeps
-coming back (what a prompt hook recalls turn after turn) is read from the store once.
+rows are kept here, least recently used dropped first, up to :data:`ROW_CACHE_BYTES` for all
+the banks of a ``Memory`` together (each row counted as its text's characters plus
+:data:`ROW_OVERHEAD`), so a memory that keeps coming back (what a prompt hook recalls turn after
+turn) is read from the store once, and a server with many banks holds no more.
 
 What is cached is exactly what the store would return, because the cache follows the index:
 
 - ordinals are never reused (docs/storage.md), so an addition cannot make an entry wrong;
 - a removal drops its ordinal (:meth:`forget`, with the index's changes);
-- a change of tags in place (``Memory.update``), a reload or a deleted bank drops everything
-  (:meth:`clear`), and a read that began before such a drop is not kept (the generation);
-- the cache answers only for the bank id it was filled for.
+- a change of tags in place (``Memory.update``), a reload or a deleted bank drops all of the
+  bank's rows (:meth:`BankRows.clear`: its generation moves on, so its old entries are never
+  found again and age out), and a read that began before such a drop is not kept;
+- entries are keyed by bank id, so a bank deleted and made again under its name starts empty.
 
 A row removed by another process but not yet replayed here is served from the cache until the
 next recall's catch-up drops it: the same row the recall's own index ranked, as of the head that
@@ -29,14 +31,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from memwire.store import Row
 
-__all__ = ["ROW_CACHE_BYTES", "ROW_OVERHEAD", "RowCache"]
+__all__ = ["ROW_CACHE_BYTES", "ROW_OVERHEAD", "BankRows", "RowCache"]
 
-# What the rows kept per bank may cost. 4 MiB hold ~5,200 rows of the benchmark corpus (218
-# characters on average); a loaded 100k bank grows by at most ~42 B per memory.
+# What the rows kept by one Memory may cost. 4 MiB hold ~5,200 rows of the benchmark corpus
+# (218 characters on average); a loaded 100k bank grows by at most ~42 B per memory.
 ROW_CACHE_BYTES = 4 * 1024 * 1024
 # What a cached row costs beside its text: the record, its other strings and the map's entry
 # (tracemalloc over 8,000 rows of the corpus read from SQLite: 586 B, rounded up).
 ROW_OVERHEAD = 600
+
+Key = tuple[int, int, int]  # bank id, the bank's generation, ordinal
 
 
 def _cost(row: Row) -> int:
@@ -44,26 +48,15 @@ def _cost(row: Row) -> int:
 
 
 class RowCache:
-    """One bank's recently read rows by ordinal. Thread-safe: recalls read it at once, the
-    bank's writes (under its write lock) drop entries."""
+    """The rows a ``Memory`` keeps, every bank's together, least recently used out first.
+    Thread-safe: recalls read it at once, the banks' writes drop entries."""
 
-    __slots__ = (
-        "_bank_id",
-        "_bytes",
-        "_generation",
-        "_lock",
-        "_rows",
-        "capacity",
-        "hits",
-        "misses",
-    )
+    __slots__ = ("_bytes", "_lock", "_rows", "capacity", "hits", "misses")
 
     def __init__(self, capacity: int = ROW_CACHE_BYTES) -> None:
         self.capacity = capacity
-        self._rows: OrderedDict[int, Row] = OrderedDict()
+        self._rows: OrderedDict[Key, Row] = OrderedDict()
         self._bytes = 0
-        self._bank_id = 0
-        self._generation = 0
         self._lock = threading.Lock()
         self.hits = 0  # rows served from the cache, for benchmarks and tests
         self.misses = 0  # rows asked of the store
@@ -76,22 +69,35 @@ class RowCache:
         """The cost of the rows held, in the units of ``capacity``."""
         return self._bytes
 
+    def bank(self) -> BankRows:
+        """A bank's view of the cache (one per bank state)."""
+        return BankRows(self)
+
+
+class BankRows:
+    """One bank's rows in a :class:`RowCache`."""
+
+    __slots__ = ("_cache", "_generation")
+
+    def __init__(self, cache: RowCache) -> None:
+        self._cache = cache
+        self._generation = 0
+
     def clear(self) -> None:
-        """Drop every row; reads already under way keep theirs to themselves."""
-        with self._lock:
-            self._rows.clear()
-            self._bytes = 0
+        """Drop every row of the bank; reads already under way keep theirs to themselves."""
+        with self._cache._lock:
             self._generation += 1
 
-    def forget(self, ordinals: Iterable[int]) -> None:
-        """Drop the rows of ``ordinals`` (removed from the bank)."""
-        if not self._rows:
+    def forget(self, bank_id: int, ordinals: Iterable[int]) -> None:
+        """Drop the rows of ``ordinals`` (removed from bank ``bank_id``)."""
+        cache = self._cache
+        if not cache._rows:
             return
-        with self._lock:
+        with cache._lock:
             for ordinal in ordinals:
-                row = self._rows.pop(ordinal, None)
+                row = cache._rows.pop((bank_id, self._generation, ordinal), None)
                 if row is not None:
-                    self._bytes -= _cost(row)
+                    cache._bytes -= _cost(row)
 
     def read(
         self,
@@ -101,26 +107,22 @@ class RowCache:
     ) -> dict[int, Row]:
         """The rows of ``ordinals`` of bank ``bank_id`` that exist: from the cache, the rest
         from ``fetch`` (the store's read of rows by ordinal), which are then kept."""
+        cache = self._cache
         found: dict[int, Row] = {}
         missing: list[int] = []
-        with self._lock:
-            if self._bank_id != bank_id:
-                if self._rows:  # another bank under this name now: nothing here is its
-                    self._rows.clear()
-                    self._bytes = 0
-                    self._generation += 1
-                self._bank_id = bank_id
+        with cache._lock:
             generation = self._generation
-            rows = self._rows
+            rows = cache._rows
             for ordinal in ordinals:
-                row = rows.get(ordinal)
+                key = (bank_id, generation, ordinal)
+                row = rows.get(key)
                 if row is None:
                     missing.append(ordinal)
                 else:
-                    rows.move_to_end(ordinal)
+                    rows.move_to_end(key)
                     found[ordinal] = row
-            self.hits += len(found)
-            self.misses += len(missing)
+            cache.hits += len(found)
+            cache.misses += len(missing)
         if not missing:
             return found
         read = fetch(missing)
@@ -130,18 +132,21 @@ class RowCache:
         return found
 
     def _keep(self, bank_id: int, generation: int, rows: Iterable[Row]) -> None:
-        with self._lock:
-            if self._generation != generation or self._bank_id != bank_id:
+        cache = self._cache
+        with cache._lock:
+            if self._generation != generation:
                 return  # dropped while the store was read: these may be what was dropped
+            kept = cache._rows
             for row in rows:
                 cost = _cost(row)
-                if cost > self.capacity // 16:  # one long memory must not flush the rest
+                if cost > cache.capacity // 16:  # one long memory must not flush the rest
                     continue
-                old = self._rows.pop(row.ordinal, None)
+                key = (bank_id, generation, row.ordinal)
+                old = kept.pop(key, None)
                 if old is not None:
-                    self._bytes -= _cost(old)
-                self._rows[row.ordinal] = row
-                self._bytes += cost
-            while self._bytes > self.capacity and self._rows:
-                _, dropped = self._rows.popitem(last=False)
-                self._bytes -= _cost(dropped)
+                    cache._bytes -= _cost(old)
+                kept[key] = row
+                cache._bytes += cost
+            while cache._bytes > cache.capacity and kept:
+                _, dropped = kept.popitem(last=False)
+                cache._bytes -= _cost(dropped)
