@@ -33,12 +33,12 @@ from memwire.store import Row
 
 __all__ = ["ROW_CACHE_BYTES", "ROW_OVERHEAD", "BankRows", "RowCache"]
 
-# What the rows kept by one Memory may cost. 4 MiB hold ~5,200 rows of the benchmark corpus
+# What the rows kept by one Memory may cost. 4 MiB hold ~4,800 rows of the benchmark corpus
 # (218 characters on average); a loaded 100k bank grows by at most ~42 B per memory.
 ROW_CACHE_BYTES = 4 * 1024 * 1024
-# What a cached row costs beside its text: the record, its other strings and the map's entry
-# (tracemalloc over 8,000 rows of the corpus read from SQLite: 586 B, rounded up).
-ROW_OVERHEAD = 600
+# What a cached row costs beside its text: the record, its other strings, the map's entry
+# and its key (tracemalloc over 8,000 rows of the corpus read from SQLite: 650 B).
+ROW_OVERHEAD = 650
 
 Key = tuple[int, int, int]  # bank id, the bank's generation, ordinal
 
