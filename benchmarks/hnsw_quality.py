@@ -5,6 +5,7 @@
     python benchmarks/hnsw_quality.py --scalars i8 --oversample 1 2 4             # proposals
     python benchmarks/hnsw_quality.py --scalars i8 --expansion 64 128 256         # search width
     python benchmarks/hnsw_quality.py --scalars i8 --binary 1000 2000 4000        # no graph
+    python benchmarks/hnsw_quality.py --scalars --signs 4000:1000 5000:1000      # the scan
 
 On the benchmark corpus (corpus_cache.py, NFKC as the shell applies it), every document and
 query is embedded with the bundled static embedder. One kernel index holds the vectors; its
@@ -18,8 +19,14 @@ factors than the contract's, ``--expansion`` other search widths (each row adds 
 time of one graph search, single thread). The graph of the scalar type the kernel uses is
 checked against the kernel's own graph: same top 10 on every query.
 
-``--binary C [C ...]`` adds an alternative to the graph for comparison (not what the kernels
-do): every vector's sign bits (one bit per dimension, 32 bytes at dim 256), the ``C`` nearest to
+Above ``DENSE_EXACT_MAX`` vectors the kernel itself searches by its sign scan (contract 8,
+docs/parity.md, "Dense stream"): a row for it is printed first, with the contract's
+``DENSE_SIGN_CANDIDATES:DENSE_SIGN_RESCORED`` and every ``--signs C1:C2`` given, each at ``k`` =
+10 and 100, with the median time of the kernel's ``search_dense`` (this backend, one thread).
+``--scalars`` with no value skips the graphs.
+
+``--binary C [C ...]`` adds the one-stage scan of session 16 (numpy, for comparison): every
+vector's sign bits (one bit per dimension, 32 bytes at dim 256), the ``C`` nearest to
 the query's bits by Hamming distance (an exhaustive scan, numpy's ``bitwise_count``), then those
 re-scored exactly; the top 10 and the top 100 against the exact ones. Its time here is numpy's
 and says nothing of a compiled scan.
@@ -43,6 +50,7 @@ import sys
 import time
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -97,6 +105,30 @@ def binary_prefilter(
         )
 
 
+def kernel_signs(index: Any, queries: list[bytes], exact: list[Top], extra: list[str]) -> None:
+    """Print how often the kernel's sign scan (the contract's counts, then each ``C1:C2`` of
+    ``extra``) gives the exact top 10, asked for 10 and for 100 (recall's depth)."""
+    configs = [(contract.DENSE_SIGN_CANDIDATES, contract.DENSE_SIGN_RESCORED)]
+    configs += [(int(a), int(b)) for a, b in (c.split(":") for c in extra)]
+    for c1, c2 in configs:
+        index._set_dense_tiers(contract.DENSE_EXACT_MAX, contract.DENSE_GRAPH_MIN, c1, c2)
+        for k in (10, 100):
+            same, overlap, times = 0, 0, []
+            for q, want in zip(queries, exact, strict=True):
+                t = time.perf_counter()
+                got = [o for o, _ in index.search_dense(q, k)][:10]
+                times.append(time.perf_counter() - t)
+                same += got == want
+                overlap += len(set(got) & set(want))
+            print(
+                f"kernel sign scan {c1}:{c2}, k={k}: top 10 exact on {same}/{len(exact)} "
+                f"({same / len(exact):.1%}), recall@10 {overlap / (10 * len(exact)):.4f}, "
+                f"search_dense p50 {statistics.median(times) * 1e6:.0f} us",
+                flush=True,
+            )
+    index._set_dense_exact_max(contract.DENSE_EXACT_MAX)
+
+
 def top_k(ords: npt.NDArray[np.uint64], dots: npt.NDArray[np.int64], k: int) -> Top:
     """Best ``k`` by exact dot product, ties by ascending ordinal."""
     return [int(ords[i]) for i in np.lexsort((ords, -dots))[:k]]
@@ -119,7 +151,7 @@ def scifact_texts(folder: Path) -> tuple[list[str], list[str]]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=100_000)
-    ap.add_argument("--scalars", nargs="+", default=["f32", "f16"])
+    ap.add_argument("--scalars", nargs="*", default=["f32", "f16"])
     ap.add_argument("--backend", default="rust")
     ap.add_argument("--scifact", type=Path, default=None, help="real text: a BEIR SciFact folder")
     ap.add_argument(
@@ -142,6 +174,13 @@ def main() -> int:
         type=int,
         default=[],
         help="also compare a sign-bit Hamming prefilter of C candidates, re-scored exactly",
+    )
+    ap.add_argument(
+        "--signs",
+        nargs="+",
+        default=[],
+        metavar="C1:C2",
+        help="also time the kernel's sign scan with these candidate counts",
     )
     args = ap.parse_args()
     from usearch.index import Index
@@ -181,6 +220,8 @@ def main() -> int:
         """The vectors of ``top``, as rows."""
         return wide[np.searchsorted(ords, np.array(top, dtype=np.uint64))]
 
+    if len(docs) > contract.DENSE_EXACT_MAX:
+        kernel_signs(index, queries, exact, args.signs)
     if args.binary:
         binary_prefilter(ords, wide, qmat, exact, args.binary)
 
@@ -243,9 +284,15 @@ def main() -> int:
             [o for o, _ in index.search_dense(q, 10)] == mine
             for q, mine in zip(queries, kernel_top, strict=True)
         )
+        times = []
+        for q in queries:
+            t = time.perf_counter()
+            index.search_dense(q, 100)
+            times.append(time.perf_counter() - t)
         print(
             f"kernel graph: the same top 10 as the {contract.HNSW_SCALAR} graph here on "
-            f"{agree}/{len(queries)} queries"
+            f"{agree}/{len(queries)} queries; search_dense k=100 p50 "
+            f"{statistics.median(times) * 1e6:.0f} us"
         )
     return 0
 

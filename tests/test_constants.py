@@ -45,6 +45,7 @@ NUMBERS: dict[float, str] = {
     C["limits"]["max_dim"]: "MAX_DIM",
     C["dense"]["scale"]: "DENSE_SCALE",
     C["dense"]["exact_max"]: "DENSE_EXACT_MAX",
+    C["dense"]["graph_min"]: "DENSE_GRAPH_MIN",
 }
 # Checked as float literals only: as integers they are everyday numbers (a 60 s timeout).
 FLOATS: dict[float, str] = {

@@ -172,8 +172,8 @@ class BankIndex(Protocol):
         ...
 
     def dense_graph_needed(self) -> bool:
-        """More than ``DENSE_EXACT_MAX`` vectors and no HNSW graph installed: dense searches
-        are exact (never building a graph) until one is installed."""
+        """More than ``DENSE_GRAPH_MIN`` vectors and no HNSW graph installed: dense searches
+        scan sign bits (never building a graph) until one is installed."""
         ...
 
     def plan_dense_graph(self) -> DenseGraphBuild | None:
@@ -192,7 +192,13 @@ class BankIndex(Protocol):
         ...
 
     def _set_dense_exact_max(self, n: int) -> None:
-        """Test hook: lower this index's exact dense threshold."""
+        """Test hook: lower this index's exact dense threshold, and the graph's with it."""
+        ...
+
+    def _set_dense_tiers(
+        self, exact_max: int, graph_min: int, sign_candidates: int, sign_rescored: int
+    ) -> None:
+        """Test hook: set the dense search tiers' bounds (exact, sign scan, graph)."""
         ...
 
     def stats(self) -> dict[str, int]: ...

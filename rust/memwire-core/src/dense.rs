@@ -1,4 +1,5 @@
-//! Dense vectors of one index: exact integer scoring, HNSW proposals above a size threshold
+//! Dense vectors of one index: exact integer scoring of every vector up to a size threshold,
+//! of the candidates a sign-bit scan proposes above it, of HNSW proposals in the largest banks
 //! (docs/parity.md, "Dense stream").
 
 use rustc_hash::FxHashMap as HashMap;
@@ -11,10 +12,11 @@ use usearch::{Index as Hnsw, IndexOptions, MetricKind, ScalarKind};
 use crate::allow::AllowSet;
 use crate::error::{Error, HnswOp, Result};
 use crate::generated::{
-    DENSE_EXACT_MAX, DENSE_SCALE, HNSW_CONNECTIVITY, HNSW_EXPANSION_ADD, HNSW_EXPANSION_SEARCH,
-    HNSW_OVERSAMPLE, HNSW_SCALAR,
+    DENSE_EXACT_MAX, DENSE_GRAPH_MIN, DENSE_SCALE, DENSE_SIGN_CANDIDATES, DENSE_SIGN_RESCORED,
+    HNSW_CONNECTIVITY, HNSW_EXPANSION_ADD, HNSW_EXPANSION_SEARCH, HNSW_OVERSAMPLE, HNSW_SCALAR,
 };
 use crate::rank::{canon, Key, TopK};
+use crate::signs;
 
 /// The canonical divisor: the exactly converted integer `DENSE_SCALE * DENSE_SCALE`, the same
 /// value as Python's `float(DENSE_SCALE * DENSE_SCALE)`.
@@ -69,6 +71,10 @@ pub struct DenseStore {
     row_of: HashMap<u32, usize>,
     ords: Vec<u32>,
     data: Vec<i16>,
+    /// Each row's sign bits (bit `i` set when component `i` > 0), `words` u64s a row, in the
+    /// rows' order.
+    signs: Vec<u64>,
+    words: usize,
     /// The ordinals with a vector, for filtered searches.
     members: RoaringBitmap,
     /// Never built by a search: installed by [`DenseStore::install_graph`] (or loaded from a
@@ -78,6 +84,13 @@ pub struct DenseStore {
     /// planned are recorded there. A dropped build stops the recording by itself.
     journal: Mutex<Weak<Journal>>,
     exact_max: usize,
+    /// Banks of more than this many vectors use the graph (once built), smaller ones the sign
+    /// scan; half of it or fewer drop an installed graph.
+    graph_min: usize,
+    /// Candidates the sign scan's Hamming distances propose, and how many of them its second
+    /// stage keeps for exact re-scoring.
+    sign_candidates: usize,
+    sign_rescored: usize,
     /// Admits at most [`search_slots`] searches of the graph at once (see there).
     gate: SearchGate,
 }
@@ -209,10 +222,15 @@ impl DenseStore {
             row_of: HashMap::default(),
             ords: Vec::new(),
             data: Vec::new(),
+            signs: Vec::new(),
+            words: dim.div_ceil(64),
             members: RoaringBitmap::new(),
             hnsw: None,
             journal: Mutex::new(Weak::new()),
             exact_max: DENSE_EXACT_MAX,
+            graph_min: DENSE_GRAPH_MIN,
+            sign_candidates: DENSE_SIGN_CANDIDATES,
+            sign_rescored: DENSE_SIGN_RESCORED,
             gate: SearchGate::new(),
         }
     }
@@ -229,10 +247,26 @@ impl DenseStore {
         self.ords.is_empty()
     }
 
-    /// Lowers the exact-search threshold (tests exercise the HNSW path on small data).
+    /// Lowers the exact-search threshold and the graph's with it (tests exercise the HNSW path
+    /// on small data).
     #[doc(hidden)]
     pub fn set_exact_max(&mut self, n: usize) {
-        self.exact_max = n;
+        self.set_tiers(n, n, DENSE_SIGN_CANDIDATES, DENSE_SIGN_RESCORED);
+    }
+
+    /// Sets the search tiers' bounds (tests exercise the sign scan on small data).
+    #[doc(hidden)]
+    pub fn set_tiers(
+        &mut self,
+        exact_max: usize,
+        graph_min: usize,
+        sign_candidates: usize,
+        sign_rescored: usize,
+    ) {
+        self.exact_max = exact_max;
+        self.graph_min = graph_min.max(exact_max);
+        self.sign_candidates = sign_candidates.max(1);
+        self.sign_rescored = sign_rescored.max(1);
     }
 
     pub fn get(&self, ordinal: u32) -> Option<&[i16]> {
@@ -241,6 +275,19 @@ impl DenseStore {
 
     fn row(&self, r: usize) -> &[i16] {
         &self.data[r * self.dim..(r + 1) * self.dim]
+    }
+
+    fn sign_row(&self, r: usize) -> &[u64] {
+        &self.signs[r * self.words..(r + 1) * self.words]
+    }
+
+    /// Drops an installed graph once the bank has shrunk to half the graph's threshold: the
+    /// scan serves it, and the graph would cost memory and an insertion per add for nothing
+    /// (half, so that a bank hovering at the threshold does not rebuild it again and again).
+    fn shed_graph(&mut self) {
+        if self.hnsw.is_some() && self.len() <= self.graph_min / 2 {
+            self.hnsw = None;
+        }
     }
 
     /// Records a change in the journal of the graph build under way, if any.
@@ -259,6 +306,8 @@ impl DenseStore {
         self.ords.push(ordinal);
         self.members.insert(ordinal);
         self.data.extend_from_slice(vector);
+        signs::push(&mut self.signs, vector, self.words);
+        self.shed_graph();
         if let Some(graph) = &self.hnsw {
             let _ = graph_add(graph, ordinal, vector);
         }
@@ -274,14 +323,17 @@ impl DenseStore {
             let moved = self.ords[last];
             self.ords[r] = moved;
             self.data.copy_within(last * self.dim..(last + 1) * self.dim, r * self.dim);
+            self.signs.copy_within(last * self.words..(last + 1) * self.words, r * self.words);
             self.row_of.insert(moved, r);
         }
         self.ords.pop();
         self.members.remove(ordinal);
         self.data.truncate(last * self.dim);
+        self.signs.truncate(last * self.words);
         if let Some(graph) = &self.hnsw {
             graph_remove(graph, ordinal);
         }
+        self.shed_graph();
         self.record(|| Change::Remove(ordinal));
         true
     }
@@ -291,10 +343,10 @@ impl DenseStore {
         self.members.clone()
     }
 
-    /// Whether a search would use a graph that is not there: more than `exact_max` vectors
-    /// and none installed. Searches are exact meanwhile.
+    /// Whether a search would use a graph that is not there: more than `graph_min` vectors
+    /// and none installed. Searches scan sign bits meanwhile.
     pub fn needs_graph(&self) -> bool {
-        self.hnsw.is_none() && self.len() > self.exact_max
+        self.hnsw.is_none() && self.len() > self.graph_min
     }
 
     /// Phase 1 of a detached graph build: copies the vectors in ascending ordinal order and
@@ -348,61 +400,165 @@ impl DenseStore {
         let mut consider = |o: u32, v: &[i16]| {
             top.push(Key { primary: score(prepared.dot(v)), secondary: 0.0, ordinal: o });
         };
-        let graph = self.hnsw.as_ref().filter(|_| self.len() > self.exact_max);
-        // A filter that leaves at most `exact_max` vectors is searched exactly, graph or not.
+        let tier = if self.len() <= self.exact_max {
+            Tier::Exact
+        } else if self.len() > self.graph_min && self.hnsw.is_some() {
+            Tier::Graph
+        } else {
+            Tier::Signs
+        };
+        // A filter that leaves at most `exact_max` vectors is searched exactly, whatever the tier.
         let few = allow.filter(|a| {
-            graph.is_some() && a.bitmap().intersection_len(&self.members) <= self.exact_max as u64
+            tier != Tier::Exact
+                && a.bitmap().intersection_len(&self.members) <= self.exact_max as u64
         });
-        match (graph, few) {
-            (Some(_), Some(a)) => {
+        match (tier, few, self.hnsw.as_ref()) {
+            (_, Some(a), _) => {
                 for o in a.bitmap() & &self.members {
                     if let Some(v) = self.get(o) {
                         consider(o, v);
                     }
                 }
             }
-            // Exact up to the threshold, and above it until a graph is installed.
-            (None, _) => {
+            (Tier::Exact, None, _) => {
                 for (r, &o) in self.ords.iter().enumerate() {
                     if allow.is_none_or(|a| a.contains(o)) {
                         consider(o, self.row(r));
                     }
                 }
             }
-            (Some(graph), None) => {
-                let query = to_f32(query);
-                let mut wanted = self.len().min(k.saturating_mul(HNSW_OVERSAMPLE));
-                let proposed = loop {
-                    let found = {
-                        // The context is back in usearch's pool when `search` returns (the C++
-                        // result that holds it is dropped once the matches are copied out).
-                        let _permit = self.gate.enter();
-                        graph.search(&query, wanted)
-                    }
-                    .map_err(|_| Error::Hnsw(HnswOp::Search))?;
-                    let mut kept: Vec<u32> = found
-                        .keys
-                        .iter()
-                        .filter_map(|&key| u32::try_from(key).ok())
-                        .filter(|&o| allow.is_none_or(|a| a.contains(o)) && self.get(o).is_some())
-                        .collect();
-                    kept.sort_unstable();
-                    kept.dedup();
-                    // Too few allowed proposals: ask the graph for twice as many, until it has
-                    // proposed every vector.
-                    if allow.is_none() || kept.len() >= k || wanted >= self.len() {
-                        break kept;
-                    }
-                    wanted = self.len().min(wanted.saturating_mul(2));
-                };
-                for o in proposed {
+            (Tier::Graph, None, Some(graph)) => {
+                for o in self.graph_proposals(graph, query, k, allow)? {
                     if let Some(v) = self.get(o) {
                         consider(o, v);
                     }
                 }
             }
+            (Tier::Signs | Tier::Graph, None, _) => {
+                // In row order, each row's load started a few rows ahead: the candidates lie
+                // all over the matrix, and their reads, not the dot products, bound this loop.
+                let mut rows = self.sign_candidates(query, k, allow);
+                rows.sort_unstable();
+                for (i, &r) in rows.iter().enumerate() {
+                    if let Some(&ahead) = rows.get(i + PREFETCH_AHEAD) {
+                        signs::prefetch(self.row(ahead));
+                    }
+                    consider(self.ords[r], self.row(r));
+                }
+            }
         }
         Ok(top.into_sorted().into_iter().map(|k| (k.ordinal, k.primary)).collect())
+    }
+
+    /// The graph's distinct proposals that `allow` admits, ascending: `k * HNSW_OVERSAMPLE`
+    /// asked for, twice as many while fewer than `k` pass, until it has proposed every vector.
+    fn graph_proposals(
+        &self,
+        graph: &Hnsw,
+        query: &[i16],
+        k: usize,
+        allow: Option<&AllowSet>,
+    ) -> Result<Vec<u32>> {
+        let query = to_f32(query);
+        let mut wanted = self.len().min(k.saturating_mul(HNSW_OVERSAMPLE));
+        loop {
+            let found = {
+                // The context is back in usearch's pool when `search` returns (the C++ result
+                // that holds it is dropped once the matches are copied out).
+                let _permit = self.gate.enter();
+                graph.search(&query, wanted)
+            }
+            .map_err(|_| Error::Hnsw(HnswOp::Search))?;
+            let mut kept: Vec<u32> = found
+                .keys
+                .iter()
+                .filter_map(|&key| u32::try_from(key).ok())
+                .filter(|&o| allow.is_none_or(|a| a.contains(o)) && self.get(o).is_some())
+                .collect();
+            kept.sort_unstable();
+            kept.dedup();
+            if allow.is_none() || kept.len() >= k || wanted >= self.len() {
+                return Ok(kept);
+            }
+            wanted = self.len().min(wanted.saturating_mul(2));
+        }
+    }
+
+    /// The rows the sign scan proposes for exact scoring (docs/parity.md, "Dense stream"), in
+    /// no particular order: of the vectors `allow` admits, the `c1 = max(sign_candidates, c2)`
+    /// nearest to `query` by the Hamming distance of their sign bits (ties by ascending
+    /// ordinal), then of those the `c2 = max(sign_rescored, k)` whose positive components hold
+    /// the largest sum of the query's components (ties by ascending ordinal).
+    fn sign_candidates(&self, query: &[i16], k: usize, allow: Option<&AllowSet>) -> Vec<usize> {
+        let c2 = self.sign_rescored.max(k);
+        let c1 = self.sign_candidates.max(c2);
+        let mut q = Vec::with_capacity(self.words);
+        signs::push(&mut q, query, self.words);
+        let mut rows = self.nearest_signs(&q, c1, allow);
+        if rows.len() <= c2 {
+            return rows;
+        }
+        let asym = signs::Asym::new(query, self.words);
+        let mut scored: Vec<(i32, u32, usize)> = Vec::with_capacity(rows.len());
+        for (i, &r) in rows.iter().enumerate() {
+            if let Some(&ahead) = rows.get(i + 2 * PREFETCH_AHEAD) {
+                signs::prefetch(self.sign_row(ahead));
+            }
+            scored.push((asym.score(self.sign_row(r)), self.ords[r], r));
+        }
+        // Highest score first, then lowest ordinal: a total order (ordinals are distinct).
+        scored.select_nth_unstable_by(c2 - 1, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        rows.clear();
+        rows.extend(scored[..c2].iter().map(|&(_, _, r)| r));
+        rows
+    }
+
+    /// The rows of the `wanted` vectors `allow` admits with the smallest Hamming distance to
+    /// the query's sign bits `q`, ties by ascending ordinal; every admitted row when there
+    /// are no more.
+    fn nearest_signs(&self, q: &[u64], wanted: usize, allow: Option<&AllowSet>) -> Vec<usize> {
+        // One distance a row and how many rows lie at each distance: the cut-off distance then
+        // follows without sorting. A row the filter rejects gets `FILTERED`, out of the counts.
+        const FILTERED: u16 = u16::MAX;
+        let (mut dist, mut at) = signs::distances(&self.signs, q);
+        if let Some(a) = allow {
+            for (d, &o) in dist.iter_mut().zip(&self.ords) {
+                if !a.contains(o) {
+                    at[usize::from(*d)] -= 1;
+                    *d = FILTERED;
+                }
+            }
+        }
+        let admitted: usize = at.iter().map(|&n| n as usize).sum();
+        if admitted <= wanted {
+            return (0..self.len()).filter(|&r| dist[r] != FILTERED).collect();
+        }
+        // The smallest distance `cut` with at least `wanted` rows at or below it.
+        let mut below = 0;
+        let mut cut = 0;
+        while below + (at[cut] as usize) < wanted {
+            below += at[cut] as usize;
+            cut += 1;
+        }
+        let mut rows: Vec<usize> = Vec::with_capacity(wanted);
+        let mut ties: Vec<usize> = Vec::with_capacity(at[cut] as usize);
+        let cut = cut as u16;
+        for (r, &d) in dist.iter().enumerate() {
+            if d <= cut {
+                if d < cut {
+                    rows.push(r);
+                } else {
+                    ties.push(r);
+                }
+            }
+        }
+        let need = wanted - rows.len();
+        if need < ties.len() {
+            ties.select_nth_unstable_by_key(need, |&r| self.ords[r]);
+            ties.truncate(need);
+        }
+        rows.extend(ties);
+        rows
     }
 
     /// The serialised graph, when one is installed.
@@ -459,6 +615,18 @@ impl DenseStore {
         order.sort_unstable_by_key(|&r| self.ords[r]);
         order.into_iter().map(move |r| (self.ords[r], self.row(r)))
     }
+}
+
+/// How many candidate rows ahead of the one scored the scan's re-scoring prefetches (2, 4
+/// and 8 measured alike at 100k; docs/dense.md, "The sign scan").
+const PREFETCH_AHEAD: usize = 4;
+
+/// Which search a [`DenseStore::search`] makes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tier {
+    Exact,
+    Signs,
+    Graph,
 }
 
 fn new_graph(dim: usize) -> Result<Hnsw> {
@@ -579,6 +747,71 @@ mod tests {
         assert!(s.needs_graph(), "a search never builds the graph");
         assert!(s.hnsw_bytes().unwrap().is_none());
         assert!(!exact.needs_graph() && exact.plan_graph().is_none());
+    }
+
+    /// The sign scan spelled out: distances one component at a time, the `max(c1, c2, k)`
+    /// nearest by (distance, ordinal), of those the `max(c2, k)` best by (-sum of the query at
+    /// positive components, ordinal), then exact scores.
+    fn sign_reference(
+        s: &DenseStore,
+        q: &[i16],
+        k: usize,
+        c1: usize,
+        c2: usize,
+    ) -> Vec<(u32, f64)> {
+        let c2 = c2.max(k);
+        let mut rows: Vec<(u32, u32, &[i16])> = s
+            .sorted_rows()
+            .map(|(o, v)| {
+                let d = v.iter().zip(q).filter(|(&a, &b)| (a > 0) != (b > 0)).count() as u32;
+                (d, o, v)
+            })
+            .collect();
+        rows.sort_unstable_by_key(|&(d, o, _)| (d, o));
+        rows.truncate(c1.max(c2));
+        let asym = |v: &[i16]| -> i64 {
+            v.iter().zip(q).filter(|(&a, _)| a > 0).map(|(_, &b)| i64::from(b)).sum()
+        };
+        rows.sort_unstable_by_key(|&(_, o, v)| (-asym(v), o));
+        rows.truncate(c2);
+        let mut exact = DenseStore::new(s.dim());
+        for (_, o, v) in rows {
+            exact.add(o, v);
+        }
+        exact.search(q, k, None).unwrap()
+    }
+
+    #[test]
+    fn the_sign_scan_rescores_the_nearest_sign_patterns() {
+        // 70-d (a partial second word), few distinct components so distances tie often.
+        let mut s = DenseStore::new(70);
+        s.set_tiers(8, 10_000, 30, 12);
+        let vector = |seed: u32| -> Vec<i16> {
+            (0..70u32).map(|i| [-2, 0, 1, 3, -1][((seed * 31 + i * 7) % 5) as usize]).collect()
+        };
+        for o in 0..200u32 {
+            s.add(o, &vector(o % 37 + o / 50));
+        }
+        for o in (0..200).step_by(9) {
+            assert!(s.remove(o));
+        }
+        s.add(9, &vector(3));
+        assert!(!s.needs_graph());
+        for seed in [1, 5, 40] {
+            let q = vector(seed);
+            for k in [1, 10, 30] {
+                assert_eq!(s.search(&q, k, None).unwrap(), sign_reference(&s, &q, k, 30, 12));
+            }
+            // Filtered: the scan admits only the allowed rows.
+            let allow = AllowSet::from_ordinals((0..200).filter(|o| o % 4 == 1));
+            let mut only = DenseStore::new(70);
+            only.set_tiers(8, 10_000, 30, 12);
+            for (o, v) in s.sorted_rows().filter(|(o, _)| o % 4 == 1) {
+                only.add(o, v);
+            }
+            let got = s.search(&q, 6, Some(&allow)).unwrap();
+            assert_eq!(got, sign_reference(&only, &q, 6, 30, 12));
+        }
     }
 
     #[test]

@@ -202,6 +202,14 @@ impl BankIndex {
         }
     }
 
+    /// Sets the dense search tiers' bounds (tests exercise the sign scan on small data).
+    #[doc(hidden)]
+    pub fn set_dense_tiers(&mut self, exact_max: usize, graph_min: usize, signs: (usize, usize)) {
+        if let Some(d) = self.dense.as_mut() {
+            d.set_tiers(exact_max, graph_min, signs.0, signs.1);
+        }
+    }
+
     /// Whether the dense part is above the exact threshold with no HNSW graph installed (its
     /// searches are exact until [`BankIndex::install_dense_graph`]).
     pub fn dense_graph_needed(&self) -> bool {

@@ -17,6 +17,7 @@ pub mod pack;
 mod rank;
 pub mod redact_gate;
 mod search;
+mod signs;
 pub mod snapshot;
 pub mod tokenizer;
 pub mod wordpiece;

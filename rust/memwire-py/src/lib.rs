@@ -483,6 +483,17 @@ impl BankIndex {
         self.write().set_dense_exact_max(n);
     }
 
+    /// Test hook: sets the dense search tiers' bounds (exact, sign scan, graph).
+    fn _set_dense_tiers(
+        &self,
+        exact_max: usize,
+        graph_min: usize,
+        sign_candidates: usize,
+        sign_rescored: usize,
+    ) {
+        self.write().set_dense_tiers(exact_max, graph_min, (sign_candidates, sign_rescored));
+    }
+
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.read().stats();
         let d = PyDict::new(py);

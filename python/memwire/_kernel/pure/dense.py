@@ -1,4 +1,5 @@
-"""Dense vectors of one index: exact integer scoring, HNSW proposals above a size threshold."""
+"""Dense vectors of one index: exact integer scoring of every vector up to a size threshold, of
+the candidates a sign-bit scan proposes above it, of HNSW proposals in the largest banks."""
 
 from __future__ import annotations
 
@@ -13,12 +14,16 @@ from pyroaring import BitMap
 
 from memwire._kernel.pure._generated import (
     DENSE_EXACT_MAX,
+    DENSE_GRAPH_MIN,
     DENSE_SCALE,
+    DENSE_SIGN_CANDIDATES,
+    DENSE_SIGN_RESCORED,
     HNSW_CONNECTIVITY,
     HNSW_EXPANSION_ADD,
     HNSW_EXPANSION_SEARCH,
     HNSW_OVERSAMPLE,
     HNSW_SCALAR,
+    MAX_ORDINAL,
 )
 from memwire._kernel.pure.allow import AllowSet
 from memwire._kernel.pure.ranking import top_k
@@ -69,6 +74,99 @@ def _as_f32(vectors: npt.NDArray[np.int16]) -> npt.NDArray[np.float32]:
     # values and converts them to HNSW_SCALAR itself (the binding passes the f32 buffer to the
     # C++ as is), in the same C++ as the Rust kernel's binding.
     return vectors.astype(np.float32) / np.float32(DENSE_SCALE)
+
+
+def _signs(vectors: npt.NDArray[np.int16], words: int) -> npt.NDArray[np.uint64]:
+    """Each row's sign bits (set where a component is > 0), ``words`` u64s a row. The bit layout
+    is the twin's own: only Hamming distances, which do not depend on it, are compared."""
+    bits = np.packbits(vectors > 0, axis=-1, bitorder="little")
+    padded = np.zeros((*bits.shape[:-1], words * 8), dtype=np.uint8)
+    padded[..., : bits.shape[-1]] = bits
+    return padded.view(np.uint64)
+
+
+# Bits set in each byte value, for numpy releases without `bitwise_count` (before 2.0).
+_POP8 = np.array([bin(b).count("1") for b in range(256)], dtype=np.int64)
+
+
+def _hamming(
+    columns: npt.NDArray[np.uint64], query: npt.NDArray[np.uint64]
+) -> npt.NDArray[np.int64]:
+    """The Hamming distance of each row to ``query``, the rows' bits held a word per row of
+    ``columns`` (words x rows): each pass is then one contiguous array and a scalar, which
+    numpy runs several times faster than a short row broadcast against every row."""
+    count = getattr(np, "bitwise_count", None)
+    dist = np.zeros(columns.shape[1], dtype=np.int64)
+    for word, bits in zip(columns, query, strict=True):
+        diff = word ^ bits
+        if count is not None:
+            dist += count(diff)
+        else:
+            dist += _POP8[diff.view(np.uint8)].reshape(-1, 8).sum(axis=1)
+    return dist
+
+
+# Bit k of each byte value 0..255, as a (256, 8) matrix.
+_BYTE_BITS = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.int64)
+
+
+def _asym(query: npt.NDArray[np.int16], signs: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+    """For each row of sign bits, the sum of the query's components at its set bits (exact
+    int64), read from a table of the 256 partial sums of each byte's 8 components."""
+    nbytes = signs.shape[1] * 8
+    padded = np.zeros(nbytes * 8, dtype=np.int64)
+    padded[: len(query)] = query
+    table = padded.reshape(nbytes, 8) @ _BYTE_BITS.T  # (bytes, 256)
+    codes = np.ascontiguousarray(signs).view(np.uint8)  # the packed bytes: byte j, bits 8j..8j+7
+    return table.ravel()[codes + 256 * np.arange(nbytes)].sum(axis=1)  # type: ignore[no-any-return]
+
+
+class _Rows:
+    """The vectors and their sign bits row by row, in no particular order (a removed row is
+    filled by the last), grown geometrically: the sign scan reads them without a rebuild. The
+    bits are held word-major (``signs[w, r]`` is word ``w`` of row ``r``), for ``_hamming``."""
+
+    def __init__(self, dim: int) -> None:
+        self.words = -(-dim // 64)
+        self.n = 0
+        self.ords = np.zeros(0, dtype=np.intp)
+        self.mat = np.zeros((0, dim), dtype=np.int16)
+        self.signs = np.zeros((self.words, 0), dtype=np.uint64)
+        self.row_of: dict[int, int] = {}
+
+    def fill(self, ordinals: BitMap, mat: npt.NDArray[np.int16]) -> None:
+        """Every row at once, in ascending ordinal order (a snapshot's vectors)."""
+        self.n = len(mat)
+        self.ords = np.asarray(ordinals.to_array(), dtype=np.intp)
+        self.mat = mat.copy()  # rows are moved in place on removal; `mat` backs the dict's
+        self.signs = np.ascontiguousarray(_signs(mat, self.words).T)
+        self.row_of = {int(o): r for r, o in enumerate(self.ords)}
+
+    def add(self, ordinal: int, vector: npt.NDArray[np.int16]) -> None:
+        if self.n == len(self.ords):
+            cap = max(64, 2 * self.n)
+            self.ords = np.resize(self.ords, cap)
+            self.mat = np.resize(self.mat, (cap, self.mat.shape[1]))
+            signs = np.zeros((self.words, cap), dtype=np.uint64)
+            signs[:, : self.n] = self.signs[:, : self.n]
+            self.signs = signs
+        r = self.n
+        self.ords[r] = ordinal
+        self.mat[r] = vector
+        self.signs[:, r] = _signs(vector, self.words)
+        self.row_of[ordinal] = r
+        self.n += 1
+
+    def remove(self, ordinal: int) -> None:
+        r = self.row_of.pop(ordinal)
+        last = self.n - 1
+        if r != last:
+            moved = int(self.ords[last])
+            self.ords[r] = moved
+            self.mat[r] = self.mat[last]
+            self.signs[:, r] = self.signs[:, last]
+            self.row_of[moved] = r
+        self.n = last
 
 
 # (ordinal, vector) for an add, (ordinal, None) for a removal.
@@ -163,7 +261,11 @@ class DenseStore:
         self.dim = dim
         self.vectors: dict[int, npt.NDArray[np.int16]] = {}
         self.members = BitMap()  # the keys of ``vectors``, for filtered searches
+        self._rows = _Rows(dim)
         self.exact_max = DENSE_EXACT_MAX
+        self.graph_min = DENSE_GRAPH_MIN
+        self.sign_candidates = DENSE_SIGN_CANDIDATES
+        self.sign_rescored = DENSE_SIGN_RESCORED
         self._matrix: tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]] | None = None
         self._hnsw: Any = None  # usearch.index.Index, installed by install_graph or a snapshot
         # The newest GraphBuild while it is alive: changes are recorded in its journal.
@@ -179,11 +281,37 @@ class DenseStore:
             with build.journal_lock:
                 build.journal.append(change)
 
+    def load_rows(self, ordinals: BitMap, mat: npt.NDArray[np.int16]) -> None:
+        """Adopt a snapshot's vectors, one row of ``mat`` per ordinal in ascending order."""
+        with self._lock:
+            self.vectors = dict(zip(ordinals, mat, strict=True))
+            self.members = BitMap(ordinals)
+            self._rows.fill(ordinals, mat)
+            self._matrix = None
+
+    def set_tiers(
+        self, exact_max: int, graph_min: int, sign_candidates: int, sign_rescored: int
+    ) -> None:
+        """The search tiers' bounds (tests exercise the sign scan on small data)."""
+        self.exact_max = exact_max
+        self.graph_min = max(graph_min, exact_max)
+        self.sign_candidates = max(sign_candidates, 1)
+        self.sign_rescored = max(sign_rescored, 1)
+
+    def _shed_graph(self) -> None:
+        # A bank that shrank to half the graph's threshold drops its graph, which the scan
+        # replaces (half: a bank hovering at the threshold does not rebuild it again and again),
+        # as the Rust kernel does.
+        if self._hnsw is not None and len(self.vectors) <= self.graph_min // 2:
+            self._hnsw = None
+
     def add(self, ordinal: int, vector: npt.NDArray[np.int16]) -> None:
         with self._lock:
             self.vectors[ordinal] = vector
             self.members.add(ordinal)
+            self._rows.add(ordinal, vector)
             self._matrix = None
+            self._shed_graph()
             if self._hnsw is not None:
                 _graph_add(self._hnsw, ordinal, vector)
             self._record((ordinal, vector))
@@ -192,14 +320,16 @@ class DenseStore:
         with self._lock:
             if self.vectors.pop(ordinal, None) is not None:
                 self.members.discard(ordinal)
+                self._rows.remove(ordinal)
                 self._matrix = None
                 if self._hnsw is not None:
                     self._hnsw.remove(ordinal)
+                self._shed_graph()
                 self._record((ordinal, None))
 
     def needs_graph(self) -> bool:
-        """More than ``exact_max`` vectors and no graph installed (searches are exact)."""
-        return self._hnsw is None and len(self.vectors) > self.exact_max
+        """More than ``graph_min`` vectors and no graph installed (searches scan sign bits)."""
+        return self._hnsw is None and len(self.vectors) > self.graph_min
 
     def plan_graph(self) -> GraphBuild | None:
         """Phase 1: copy the vectors in ascending ordinal order and start recording changes
@@ -291,9 +421,9 @@ class DenseStore:
         self, query: npt.NDArray[np.int16], k: int, allow: AllowSet | None
     ) -> list[tuple[int, float]]:
         q = query.astype(_EXACT)
-        graph = self._hnsw if len(self.vectors) > self.exact_max else None
-        if graph is None:
-            # Exact up to the threshold, and above it until a graph is installed.
+        size = len(self.vectors)
+        if size <= self.exact_max:
+            # Exact up to the threshold.
             ords, mat = self._exact()
             if allow is not None:
                 keep = allow.keep(ords)
@@ -306,13 +436,52 @@ class DenseStore:
             if len(ords) == 0:
                 return []
             mat = np.stack([self.vectors[int(o)] for o in ords]).astype(_EXACT)
-        else:
-            ords = self._proposals(graph, query, k, allow)
+        elif self._hnsw is not None and size > self.graph_min:
+            ords = self._proposals(self._hnsw, query, k, allow)
             if len(ords) == 0:
                 return []
             mat = np.stack([self.vectors[int(o)] for o in ords]).astype(_EXACT)
+        else:
+            rows = self._sign_candidates(query, k, allow)
+            ords, mat = self._rows.ords[rows], self._rows.mat[rows].astype(_EXACT)
         dots = mat @ q
         return top_k(ords, dots / _DIVISOR, k)
+
+    def _sign_candidates(
+        self, query: npt.NDArray[np.int16], k: int, allow: AllowSet | None
+    ) -> npt.NDArray[np.intp]:
+        """The rows the sign scan proposes for exact scoring (docs/parity.md, "Dense stream"),
+        in no particular order: of the vectors ``allow`` admits, the ``c1 =
+        max(sign_candidates, c2)`` nearest to ``query`` by the Hamming distance of their sign
+        bits (ties by ascending ordinal), then of those the ``c2 = max(sign_rescored, k)``
+        whose positive components hold the largest sum of the query's components (ties by
+        ascending ordinal)."""
+        table = self._rows
+        c2 = max(self.sign_rescored, k)
+        c1 = max(self.sign_candidates, c2)
+        ords = table.ords[: table.n]
+        dist = _hamming(table.signs[:, : table.n], _signs(query, table.words))
+        rows = np.arange(table.n, dtype=np.intp)
+        if allow is not None:
+            keep = allow.keep(ords)
+            rows, dist = rows[keep], dist[keep]
+        if len(rows) > c1:
+            # The smallest distance with at least `c1` rows at or below it.
+            cut = int(np.searchsorted(np.cumsum(np.bincount(dist)), c1))
+            below = rows[dist < cut]
+            ties = rows[dist == cut]
+            need = c1 - len(below)
+            if need < len(ties):
+                ties = ties[np.argpartition(ords[ties], need - 1)[:need]]
+            rows = np.concatenate([below, ties])
+        if len(rows) <= c2:
+            return rows
+        asym = _asym(query, table.signs[:, rows].T)
+        # One distinct int64 key a row, highest sum first, then lowest ordinal: |asym| is below
+        # MAX_DIM * 2**15 = 2**27 and ordinals at most MAX_ORDINAL < 2**32, so the key stays
+        # within 2**60.
+        key = -asym * (MAX_ORDINAL + 1) + ords[rows]
+        return rows[np.argpartition(key, c2 - 1)[:c2]]
 
     def _proposals(
         self, graph: Any, query: npt.NDArray[np.int16], k: int, allow: AllowSet | None

@@ -24,6 +24,8 @@ from memwire._kernel.pure._generated import (
     DEFAULT_DEPTH,
     DEFAULT_WEIGHTS,
     DENSE_SCALE,
+    DENSE_SIGN_CANDIDATES,
+    DENSE_SIGN_RESCORED,
     MAX_ORDINAL,
 )
 from memwire._kernel.pure.allow import AllowSet, as_bitmap
@@ -379,9 +381,15 @@ class BankIndex:
         return plan is not None and plan.build() and self.install_dense_graph(plan)
 
     def _set_dense_exact_max(self, n: int) -> None:
-        """Test hook: lowers the exact dense threshold of this index."""
+        """Test hook: lowers the exact dense threshold of this index, and the graph's with it."""
+        self._set_dense_tiers(n, n, DENSE_SIGN_CANDIDATES, DENSE_SIGN_RESCORED)
+
+    def _set_dense_tiers(
+        self, exact_max: int, graph_min: int, sign_candidates: int, sign_rescored: int
+    ) -> None:
+        """Test hook: sets the dense search tiers' bounds (exact, sign scan, graph)."""
         if self._dense is not None:
-            self._dense.exact_max = n
+            self._dense.set_tiers(exact_max, graph_min, sign_candidates, sign_rescored)
 
     def recall(
         self,

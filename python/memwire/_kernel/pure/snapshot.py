@@ -335,9 +335,7 @@ def _build(doc: dict[Any, Any]) -> BankIndex:
         if len(zero):
             raise _corrupt(f"vectors: vector of document {vec_docs[int(zero[0])]} is all zeros")
         index._dense = DenseStore(dim)
-        for o, row in zip(vec_docs, mat, strict=True):
-            index._dense.vectors[o] = row
-        index._dense.members = BitMap(vec_docs)
+        index._dense.load_rows(vec_docs, mat)
     graph = doc.get("hnsw")
     if graph is not None:
         if not isinstance(graph, _BYTES):
