@@ -66,7 +66,7 @@ class SnapshotError(MemwireError):
 class HnswError(MemwireError, RuntimeError):
     """The HNSW library failed to create, build, search or save a dense graph (in practice: out
     of memory). Not the caller's fault and not a damaged snapshot; the index is unchanged, and a
-    graph that failed to build leaves dense search exact."""
+    graph that failed to build leaves the dense search to the sign scan (docs/dense.md)."""
 
 
 class BackendError(MemwireError, ImportError):

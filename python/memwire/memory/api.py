@@ -521,8 +521,8 @@ class Memory:
     def _build_graph(self, name: str) -> None:
         """Build bank ``name``'s HNSW graph if its index needs one. The plan (a copy of the
         vectors) and the install (which replays the changes made meanwhile) take the bank's
-        lock briefly; the build itself, tens of seconds at 100k vectors, runs without it, so
-        recall (exact dense search until the install) and writes go on."""
+        lock briefly; the build itself, about a minute at 250k vectors, runs without it, so
+        recall (the sign scan until the install) and writes go on."""
         with self._lock:
             state = self._banks.get(name)
         if state is None:

@@ -33,7 +33,7 @@ _ALL_BANKS: Final = "\x00all banks"
 
 class Snapshotter:
     """A daemon thread that keeps banks' indexes in shape off the hot path: it builds the HNSW
-    graph of a bank above the exact dense threshold (docs/dense.md), and writes snapshots of
+    graph of a bank above `DENSE_GRAPH_MIN` vectors (docs/dense.md), and writes snapshots of
     banks with many unsnapshotted changes or with a graph no snapshot has yet; asked to, it
     sweeps a bank's expired memories first. With :meth:`schedule_sweeps` it also sweeps every
     bank that ``banks`` lists periodically (:data:`SWEEP_EVERY_S`).
