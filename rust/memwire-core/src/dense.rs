@@ -400,41 +400,39 @@ impl DenseStore {
         let mut consider = |o: u32, v: &[i16]| {
             top.push(Key { primary: score(prepared.dot(v)), secondary: 0.0, ordinal: o });
         };
-        let tier = if self.len() <= self.exact_max {
-            Tier::Exact
-        } else if self.len() > self.graph_min && self.hnsw.is_some() {
-            Tier::Graph
-        } else {
-            Tier::Signs
+        let tier = match self.hnsw.as_ref() {
+            _ if self.len() <= self.exact_max => Tier::Exact,
+            Some(graph) if self.len() > self.graph_min => Tier::Graph(graph),
+            _ => Tier::Signs,
         };
         // A filter that leaves at most `exact_max` vectors is searched exactly, whatever the tier.
         let few = allow.filter(|a| {
-            tier != Tier::Exact
+            !matches!(tier, Tier::Exact)
                 && a.bitmap().intersection_len(&self.members) <= self.exact_max as u64
         });
-        match (tier, few, self.hnsw.as_ref()) {
-            (_, Some(a), _) => {
+        match (tier, few) {
+            (_, Some(a)) => {
                 for o in a.bitmap() & &self.members {
                     if let Some(v) = self.get(o) {
                         consider(o, v);
                     }
                 }
             }
-            (Tier::Exact, None, _) => {
+            (Tier::Exact, None) => {
                 for (r, &o) in self.ords.iter().enumerate() {
                     if allow.is_none_or(|a| a.contains(o)) {
                         consider(o, self.row(r));
                     }
                 }
             }
-            (Tier::Graph, None, Some(graph)) => {
+            (Tier::Graph(graph), None) => {
                 for o in self.graph_proposals(graph, query, k, allow)? {
                     if let Some(v) = self.get(o) {
                         consider(o, v);
                     }
                 }
             }
-            (Tier::Signs | Tier::Graph, None, _) => {
+            (Tier::Signs, None) => {
                 // In row order, each row's load started a few rows ahead: the candidates lie
                 // all over the matrix, and their reads, not the dot products, bound this loop.
                 let mut rows = self.sign_candidates(query, k, allow);
@@ -621,12 +619,11 @@ impl DenseStore {
 /// and 8 measured alike at 100k; docs/dense.md, "The sign scan").
 const PREFETCH_AHEAD: usize = 4;
 
-/// Which search a [`DenseStore::search`] makes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Tier {
+/// Which search a [`DenseStore::search`] makes (the graph's only when one is installed).
+enum Tier<'a> {
     Exact,
     Signs,
-    Graph,
+    Graph(&'a Hnsw),
 }
 
 fn new_graph(dim: usize) -> Result<Hnsw> {

@@ -360,13 +360,10 @@ class DenseStore:
             return True
 
     def _exact(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+        # From the row table, in its order: `top_k` orders ties by ordinal whatever the input's.
         if self._matrix is None:
-            ords = np.array(sorted(self.vectors), dtype=np.intp)
-            if len(ords):
-                mat = np.stack([self.vectors[int(o)] for o in ords]).astype(_EXACT)
-            else:
-                mat = np.zeros((0, self.dim), dtype=_EXACT)
-            self._matrix = (ords, mat)
+            rows = self._rows
+            self._matrix = (rows.ords[: rows.n].copy(), rows.mat[: rows.n].astype(_EXACT))
         return self._matrix
 
     def hnsw_bytes(self) -> bytes | None:
