@@ -1,22 +1,27 @@
-"""A recall that is the only request in flight, of a loaded bank, runs on the server's event
-loop (no hop to a worker thread and back); with another request in flight, or a bank still to
-load, it runs on a worker thread as every other route's call does (memwire.server.threads)."""
+"""A recall of a loaded bank runs on the server's event loop (no hop to a worker thread and
+back) when no other request needs the loop: it is the only request in flight, or every other
+one is waiting on a worker thread. Beside a request the loop is still reading, or for a bank
+still to load, it runs on a worker thread as every other route's call does
+(memwire.server.threads)."""
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
 from memwire.errors import InvalidInputError
 from memwire.memory import Memory
-from memwire.server import ops, threads
+from memwire.server import app, ops, threads
 from memwire.server.runner import LazyMemory
 from memwire.server.testing import serve_in_thread
 from memwire.store import open_store
+from starlette.requests import Request
 
 LOOP_THREAD = "memwire-test-server"  # serve_in_thread runs the server's loop in this thread
 
@@ -59,7 +64,7 @@ def test_a_recall_alone_runs_on_the_loop_once_its_bank_is_loaded(
     assert memory.is_loaded(bank="b")
 
 
-def test_a_recall_beside_another_request_runs_on_a_worker(
+def test_a_recall_beside_a_request_waiting_on_a_worker_runs_on_the_loop(
     served: tuple[Memory, str], recalls: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     memory, url = served
@@ -93,10 +98,39 @@ def test_a_recall_beside_another_request_runs_on_a_worker(
             writer.join(30)
         assert found.json() == ["deploys run on Fridays"]
         assert answers == [200]
-        alone = http.post("/banks/b/recall", json={"query": "staging deploys"}).json()
-    assert alone[0] == "staging deploys daily"
-    assert recalls[1].startswith("memwire-worker")  # the retain was in flight
-    assert recalls[2] == LOOP_THREAD
+        after = http.post("/banks/b/recall", json={"query": "staging deploys"}).json()
+    assert after[0] == "staging deploys daily"
+    # The retain was in flight, on a worker: the loop had nothing else to do.
+    assert recalls[1:] == [LOOP_THREAD, LOOP_THREAD]
+
+
+def test_a_recall_beside_a_request_the_loop_is_reading_runs_on_a_worker(
+    served: tuple[Memory, str], recalls: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, url = served
+    reading = threading.Event()
+    original = app.read_json
+
+    async def read_json(request: Request) -> Any:
+        if request.url.path.endswith("/retain"):
+            reading.set()
+        return await original(request)
+
+    with httpx.Client(base_url=url, timeout=30) as http:
+        http.post("/banks/b/retain", json={"content": "deploys run on Fridays"})
+        http.post("/banks/b/recall", json={"query": "deploys"})  # loads the bank
+        monkeypatch.setattr(app, "read_json", read_json)
+        where = urlsplit(url)
+        # A request whose body is still arriving: in flight, and the loop's to read.
+        with socket.create_connection((where.hostname, where.port), timeout=30) as slow:
+            slow.sendall(
+                b"POST /banks/b/retain HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+            )
+            assert reading.wait(30)
+            found = http.post("/banks/b/recall", json={"query": "deploys fridays"})
+        assert found.json() == ["deploys run on Fridays"]
+    assert recalls[1].startswith("memwire-worker")
 
 
 def test_a_bad_bank_name_is_refused_as_before(served: tuple[Memory, str]) -> None:
@@ -113,6 +147,12 @@ def test_alone_means_no_other_request_in_flight(
     count: Callable[[], int] | None, expected: bool
 ) -> None:
     assert threads.alone(count) is expected
+
+
+def test_requests_on_workers_leave_the_loop_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(threads, "_handed_off", 2)
+    assert threads.alone(lambda: 3)
+    assert not threads.alone(lambda: 4)  # one more request, still the loop's
 
 
 def test_is_loaded(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hmac
 import json
 import logging
@@ -36,6 +37,7 @@ from memwire.errors import (
     StoreUnavailableError,
 )
 from memwire.server._deferred import Deferred
+from memwire.server.body import STEPWISE_MIN_BYTES, parse_json
 from memwire.server.compat import compat_routes
 from memwire.server.threads import alone, in_thread
 from memwire.server.ui import PUBLIC_PATHS, ui_routes
@@ -115,36 +117,13 @@ def error_response(exc: BaseException) -> JSONBody:
 # -- request helpers ---------------------------------------------------------------------------
 
 
-def _reject_constant(name: str) -> Any:
-    raise InvalidInputError(f"invalid JSON: {name} is not allowed")
-
-
-# No field takes an integer beyond 64 bits; a longer literal is refused before int() parses
-# it (a 5,001-digit one would otherwise hit CPython's digit limit and end as a 500).
-MAX_INT_DIGITS = 20
-
-
-def _bounded_int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise InvalidInputError(f"invalid JSON: an integer of more than {MAX_INT_DIGITS} digits")
-    return int(text)
-
-
 async def read_json(request: Request) -> Any:
-    """The parsed body (size was checked by the guard); a 400 for anything not JSON."""
+    """The parsed body (size was checked by the guard); a 400 for anything not JSON. A large
+    body is parsed on a worker thread, in steps (memwire/server/body.py)."""
     raw = await request.body()
-    if not raw.strip():
-        raise InvalidInputError("the request body is empty; send a JSON object")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidInputError("invalid JSON: the body is not UTF-8") from None
-    try:
-        return json.loads(text, parse_constant=_reject_constant, parse_int=_bounded_int)
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"invalid JSON: {exc.msg} at position {exc.pos}") from None
-    except RecursionError:
-        raise InvalidInputError("invalid JSON: nested too deeply") from None
+    if len(raw) >= STEPWISE_MIN_BYTES:
+        return await in_thread(functools.partial(parse_json, raw, stepwise=True))
+    return parse_json(raw)
 
 
 Handler = Callable[[Request], Awaitable[Any]]
@@ -693,8 +672,8 @@ def create_app(
     ``warm_up``: run in a thread of its own once the app has started (the runner builds its
     Memory and loads the embedder there, so the server answers ``/health`` first).
     ``requests_in_flight``: how many requests the HTTP server is answering (the runner passes
-    uvicorn's count). With it, a recall that is the only request in flight, of a bank already
-    loaded, runs on the event loop instead of a worker thread
+    uvicorn's count). With it, a recall of a bank already loaded runs on the event loop instead
+    of a worker thread when no other request needs the loop
     (:func:`memwire.server.threads.alone`); without it every recall runs on a worker thread.
     """
     lazy_mcp = LazyMCP(memory, max_body) if mcp else None

@@ -13,14 +13,19 @@ call that has started is never abandoned: if the awaiting request is cancelled, 
 for the call to return before the cancellation goes on, so a shutdown never closes the store
 under a running call. A call cancelled before any worker picked it up never runs.
 
-One exception: a recall that is the only request the server is answering, of a bank whose
-index is already loaded, runs on the event loop itself (:func:`alone`). Handing it to a
+One exception: a recall of a bank whose index is already loaded runs on the event loop itself
+when no other request needs the loop: it is the only request the server is answering, or
+every other one is waiting on a worker thread (:func:`alone`). Handing it to a
 worker and back costs CPU the recall does not need: at 10k memories, one keep-alive client,
 the server spent 1.16-1.53 ms of CPU per recall without the hop against 1.52-2.17 ms with it
 (five alternating pairs; docs/BENCHMARKS.md, "Session 14"). Nothing else is waiting for the
-loop meanwhile, and as soon as another request is in flight recalls go back to the workers,
-so that the loop never holds other requests behind a recall that may be slow (a MiniLM
-query embedding, which workers run in parallel).
+loop meanwhile, and as soon as another request needs the loop (it is being read, or its call
+has returned and its answer is to be sent) recalls go back to the workers, so that the loop
+never holds other requests behind a recall that may be slow (a MiniLM query embedding, which
+workers run in parallel). Beside a request waiting on a worker (a large ``retain_many``) the
+hop is dearer still: each hand-over of the GIL between threads waits for the thread running
+Python to yield it, up to the switch interval; recalls during a 10,000-item write had a p99
+of 11-12 ms through workers, 9-10 ms on the loop (docs/BENCHMARKS.md, "Session 18").
 """
 
 from __future__ import annotations
@@ -54,10 +59,17 @@ def _workers() -> concurrent.futures.ThreadPoolExecutor:
     return _pool
 
 
+_handed_off = 0
+"""Calls awaited through :func:`in_thread` now: their requests need the loop only once the
+call returns (changed on the event loop only, so without a lock)."""
+
+
 async def in_thread(fn: Callable[..., T], *args: object) -> T:
     """``fn(*args)`` on a worker thread, awaited without blocking the event loop."""
+    global _handed_off
     context = contextvars.copy_context()
     job = _workers().submit(context.run, fn, *args)
+    _handed_off += 1
     try:
         return await asyncio.wrap_future(job)
     except asyncio.CancelledError:
@@ -71,11 +83,14 @@ async def in_thread(fn: Callable[..., T], *args: object) -> T:
             except Exception:  # the call's own failure: the request is being cancelled anyway
                 break
         raise
+    finally:
+        _handed_off -= 1
 
 
 def alone(requests_in_flight: Callable[[], int] | None) -> bool:
-    """Whether the request asking is the only one in flight (``requests_in_flight``: the HTTP
-    server's count, including the asking one; None: not known, so not alone). A cheap call of
-    a request alone may run on the event loop: no other request waits for it, and one that
-    arrives meanwhile is read as soon as the call returns (a recall at 10k: ~0.5 ms in process)."""
-    return requests_in_flight is not None and requests_in_flight() <= 1
+    """Whether the request asking is the only one in flight that needs the event loop: every
+    other is awaiting :func:`in_thread` (``requests_in_flight``: the HTTP server's count,
+    including the asking one; None: not known, so not alone). A cheap call of a request alone
+    may run on the event loop: no other request waits for it, and one that arrives meanwhile
+    is read as soon as the call returns (a recall at 10k: ~0.5 ms in process)."""
+    return requests_in_flight is not None and requests_in_flight() - _handed_off <= 1

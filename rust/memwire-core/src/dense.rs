@@ -541,15 +541,7 @@ impl DenseStore {
         let mut rows: Vec<usize> = Vec::with_capacity(wanted);
         let mut ties: Vec<usize> = Vec::with_capacity(at[cut] as usize);
         let cut = cut as u16;
-        for (r, &d) in dist.iter().enumerate() {
-            if d <= cut {
-                if d < cut {
-                    rows.push(r);
-                } else {
-                    ties.push(r);
-                }
-            }
-        }
+        signs::each_at_most(&dist, cut, |r, d| if d < cut { rows.push(r) } else { ties.push(r) });
         let need = wanted - rows.len();
         if need < ties.len() {
             ties.select_nth_unstable_by_key(need, |&r| self.ords[r]);

@@ -79,6 +79,17 @@ impl PackTerms {
         }
     }
 
+    /// The bytes of the contents of `candidates` whose terms are not kept: what a pack of
+    /// them may have to tokenize.
+    pub fn unkept_bytes(&self, candidates: &[Candidate<'_>]) -> usize {
+        let kept = self.kept();
+        candidates
+            .iter()
+            .filter(|c| !kept.by_ordinal.contains_key(&c.ordinal))
+            .map(|c| c.content.len())
+            .sum()
+    }
+
     /// How many memories' terms are kept, and how many terms in all.
     pub fn sizes(&self) -> (usize, usize) {
         let kept = self.kept();

@@ -270,10 +270,10 @@ impl BankIndex {
         let sink = |(bm25, overlap): &mut (TopK, TopK), m: Match| {
             let score = canon(m.score);
             let hits = f64::from(m.hits);
-            // Most candidates lose to the current k-th best on score alone; only the others
-            // need their ordinal (a random access) for the full key.
-            let bm25_in = bm25_k > 0 && bm25.may_enter(score);
-            let overlap_in = overlap_k > 0 && overlap.may_enter(hits);
+            // Most candidates lose to the current k-th best on their scores alone; only the
+            // others need their ordinal (a random access) for the full key.
+            let bm25_in = bm25.may_enter(score, 0.0);
+            let overlap_in = overlap.may_enter(hits, score);
             if !(bm25_in || overlap_in) {
                 return;
             }

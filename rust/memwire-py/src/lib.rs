@@ -120,10 +120,24 @@ fn weights_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<f64>>> {
     }
 }
 
+/// Text this short (tens of microseconds of tokenizing) is worked on with the GIL held:
+/// releasing it costs a hand-over, and beside a thread running Python (another client's large
+/// write) taking it back waits up to the switch interval (1 ms in `memwire serve`).
+const SHORT_WORK_BYTES: usize = 2 * 1024;
+
+/// `work()`, off the GIL when `heavy` (see [`SHORT_WORK_BYTES`]).
+fn detach_if<T: Send>(py: Python<'_>, heavy: bool, work: impl FnOnce() -> T + Send) -> T {
+    if heavy {
+        py.detach(work)
+    } else {
+        work()
+    }
+}
+
 /// Splits `text` into index terms (docs/parity.md, "Tokenizer").
 #[pyfunction]
 fn tokenize(py: Python<'_>, text: PyBackedStr) -> Vec<String> {
-    py.detach(|| tokenizer::tokenize(&text))
+    detach_if(py, text.len() > SHORT_WORK_BYTES, || tokenizer::tokenize(&text))
 }
 
 /// Weighted reciprocal rank fusion of ranked ordinal lists.
@@ -338,7 +352,9 @@ impl BankIndex {
             .zip(&ordinals)
             .map(|((content, created), &ordinal)| pack::Candidate { content, created, ordinal })
             .collect();
-        py.detach(|| {
+        // Terms kept from earlier packs are only compared: cheap, done with the GIL held.
+        let heavy = self.pack_terms.unkept_bytes(&candidates) > SHORT_WORK_BYTES;
+        detach_if(py, heavy, || {
             pack::pack_order(&candidates, limit, num, den, prefer_newest, &self.pack_terms)
         })
         .or_raise(py)
@@ -678,7 +694,8 @@ impl StaticEmbedder {
         py: Python<'py>,
         texts: Vec<PyBackedStr>,
     ) -> (Vec<Option<Bound<'py, PyBytes>>>, Vec<usize>) {
-        let (flat, kinds) = py.detach(|| self.inner.quantized(&texts));
+        let heavy = texts.len() > 1 || texts.first().is_some_and(|t| t.len() > SHORT_WORK_BYTES);
+        let (flat, kinds) = detach_if(py, heavy, || self.inner.quantized(&texts));
         let width = 2 * self.inner.dim();
         let mut inexact = Vec::new();
         let vectors = flat
