@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 import pytest
 from memwire.memory import Memory
+from memwire.server.body import STEPWISE_MIN_BYTES
 from memwire.server.mcp_server import call
 
 
@@ -82,3 +83,21 @@ def test_the_mcp_tool_answers_as_the_route(memory: Memory) -> None:
     with pytest.raises(Exception, match=r"items\[1\]: unknown field 'colour' for retain_many"):
         call(memory, "memory_retain_many", {"items": ["c", {"content": "d", "colour": 1}]}, None)
     assert count(memory, "default") == 2
+
+
+def test_a_large_batch_is_read_stepwise_with_the_same_answers(
+    client: httpx.Client, memory: Memory
+) -> None:
+    # Bodies of 256 KiB and more are parsed on a worker thread, element by element
+    # (memwire/server/body.py): the same items stored, the same refusals.
+    items = [f"note {i}: " + "the staging deploy runs at nine " * 12 for i in range(800)]
+    body = httpx.Request("POST", "/", json={"items": items}).content
+    assert len(body) >= STEPWISE_MIN_BYTES
+    r = client.post("/banks/b/retain_many", content=body)
+    assert r.status_code == 200, r.text
+    assert len(r.json()["ids"]) == 800 and count(memory) == 800
+    broken = body[:-2] + b",]}"
+    r = client.post("/banks/c/retain_many", content=broken)
+    assert r.status_code == 400
+    assert r.json()["error"].startswith("invalid JSON: Expecting value at position")
+    assert count(memory, "c") == 0

@@ -115,10 +115,8 @@ def _document(text: str) -> Any:
 def _object(text: str, at: int) -> tuple[dict[str, Any], int]:
     """The top-level object at ``text[at] == "{"``; its array members stepwise."""
     out: dict[str, Any] = {}
-    at = _skip(text, at + 1)
-    if text.startswith("}", at):
-        return out, at + 1
-    while True:
+    done, at = _opened(text, at, "}")
+    while not done:
         if not text.startswith('"', at):
             raise _NotStepwise
         key, at = _DECODER.raw_decode(text, at)
@@ -130,26 +128,34 @@ def _object(text: str, at: int) -> tuple[dict[str, Any], int]:
             out[key], at = _array(text, at)
         else:
             out[key], at = _DECODER.raw_decode(text, at)
-        at = _skip(text, at)
-        if text.startswith("}", at):
-            return out, at + 1
-        if not text.startswith(",", at):
-            raise _NotStepwise
-        at = _skip(text, at + 1)
+        done, at = _went_on(text, at, "}")
+    return out, at
 
 
 def _array(text: str, at: int) -> tuple[list[Any], int]:
     """The array at ``text[at] == "["``, one element (parsed whole) a step."""
     out: list[Any] = []
-    at = _skip(text, at + 1)
-    if text.startswith("]", at):
-        return out, at + 1
-    while True:
+    done, at = _opened(text, at, "]")
+    while not done:
         item, at = _DECODER.raw_decode(text, at)
         out.append(item)
-        at = _skip(text, at)
-        if text.startswith("]", at):
-            return out, at + 1
-        if not text.startswith(",", at):
-            raise _NotStepwise
-        at = _skip(text, at + 1)
+        done, at = _went_on(text, at, "]")
+    return out, at
+
+
+def _opened(text: str, at: int, close: str) -> tuple[bool, int]:
+    """Past the opening bracket at ``at``: (empty, where its first entry or the end is)."""
+    at = _skip(text, at + 1)
+    if text.startswith(close, at):
+        return True, at + 1
+    return False, at
+
+
+def _went_on(text: str, at: int, close: str) -> tuple[bool, int]:
+    """After an entry ending at ``at``: (closed, where the next entry or the end is)."""
+    at = _skip(text, at)
+    if text.startswith(close, at):
+        return True, at + 1
+    if not text.startswith(",", at):
+        raise _NotStepwise
+    return False, _skip(text, at + 1)
