@@ -124,7 +124,8 @@ def _asym(query: npt.NDArray[np.int16], signs: npt.NDArray[np.uint64]) -> npt.ND
 class _Rows:
     """The vectors and their sign bits row by row, in no particular order (a removed row is
     filled by the last), grown geometrically: the sign scan reads them without a rebuild. The
-    bits are held word-major (``signs[w, r]`` is word ``w`` of row ``r``), for ``_hamming``."""
+    bits are held word-major (``signs[w, r]`` is word ``w`` of row ``r``), for ``_hamming``.
+    The only copy of the vectors: ``row_of`` finds an ordinal's row."""
 
     def __init__(self, dim: int) -> None:
         self.words = -(-dim // 64)
@@ -138,7 +139,7 @@ class _Rows:
         """Every row at once, in ascending ordinal order (a snapshot's vectors)."""
         self.n = len(mat)
         self.ords = np.asarray(ordinals.to_array(), dtype=np.intp)
-        self.mat = mat.copy()  # rows are moved in place on removal; `mat` backs the dict's
+        self.mat = mat.copy()  # rows are moved in place on removal: never a snapshot's buffer
         self.signs = np.ascontiguousarray(_signs(mat, self.words).T)
         self.row_of = {int(o): r for r, o in enumerate(self.ords)}
 
@@ -156,6 +157,16 @@ class _Rows:
         self.signs[:, r] = _signs(vector, self.words)
         self.row_of[ordinal] = r
         self.n += 1
+
+    def rows_of(self, ordinals: npt.NDArray[np.intp]) -> npt.NDArray[np.int16]:
+        """The vectors of ``ordinals`` (all present), a copy in their order."""
+        row_of = self.row_of
+        return self.mat[np.fromiter((row_of[int(o)] for o in ordinals), np.intp, len(ordinals))]
+
+    def in_order(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int16]]:
+        """The ordinals ascending and their vectors (copies)."""
+        order = np.argsort(self.ords[: self.n], kind="stable")
+        return self.ords[order], self.mat[order]
 
     def remove(self, ordinal: int) -> None:
         r = self.row_of.pop(ordinal)
@@ -252,15 +263,15 @@ class GraphBuild:
 
 
 class DenseStore:
-    """Vectors by ordinal; the matrix used for scoring is rebuilt lazily after changes.
+    """Vectors by ordinal (in a row table); the float matrix of the exact tier is rebuilt
+    lazily after changes.
 
     Guarded by its own lock, so that a graph can be planned and installed from another thread
     than the one writing and searching."""
 
     def __init__(self, dim: int) -> None:
         self.dim = dim
-        self.vectors: dict[int, npt.NDArray[np.int16]] = {}
-        self.members = BitMap()  # the keys of ``vectors``, for filtered searches
+        self.members = BitMap()  # the ordinals with a vector, for filtered searches
         self._rows = _Rows(dim)
         self.exact_max = DENSE_EXACT_MAX
         self.graph_min = DENSE_GRAPH_MIN
@@ -273,7 +284,17 @@ class DenseStore:
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
-        return len(self.vectors)
+        return self._rows.n
+
+    def get(self, ordinal: int) -> npt.NDArray[np.int16] | None:
+        """A copy of ``ordinal``'s vector, None without one."""
+        r = self._rows.row_of.get(ordinal)
+        return None if r is None else self._rows.mat[r].copy()
+
+    def in_order(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int16]]:
+        """The ordinals with a vector, ascending, and their vectors (a snapshot's order)."""
+        with self._lock:
+            return self._rows.in_order()
 
     def _record(self, change: _Change) -> None:
         build = self._journal() if self._journal is not None else None
@@ -284,7 +305,6 @@ class DenseStore:
     def load_rows(self, ordinals: BitMap, mat: npt.NDArray[np.int16]) -> None:
         """Adopt a snapshot's vectors, one row of ``mat`` per ordinal in ascending order."""
         with self._lock:
-            self.vectors = dict(zip(ordinals, mat, strict=True))
             self.members = BitMap(ordinals)
             self._rows.fill(ordinals, mat)
             self._matrix = None
@@ -302,12 +322,11 @@ class DenseStore:
         # A bank that shrank to half the graph's threshold drops its graph, which the scan
         # replaces (half: a bank hovering at the threshold does not rebuild it again and again),
         # as the Rust kernel does.
-        if self._hnsw is not None and len(self.vectors) <= self.graph_min // 2:
+        if self._hnsw is not None and len(self) <= self.graph_min // 2:
             self._hnsw = None
 
     def add(self, ordinal: int, vector: npt.NDArray[np.int16]) -> None:
         with self._lock:
-            self.vectors[ordinal] = vector
             self.members.add(ordinal)
             self._rows.add(ordinal, vector)
             self._matrix = None
@@ -318,7 +337,7 @@ class DenseStore:
 
     def remove(self, ordinal: int) -> None:
         with self._lock:
-            if self.vectors.pop(ordinal, None) is not None:
+            if ordinal in self._rows.row_of:
                 self.members.discard(ordinal)
                 self._rows.remove(ordinal)
                 self._matrix = None
@@ -329,7 +348,7 @@ class DenseStore:
 
     def needs_graph(self) -> bool:
         """More than ``graph_min`` vectors and no graph installed (searches scan sign bits)."""
-        return self._hnsw is None and len(self.vectors) > self.graph_min
+        return self._hnsw is None and len(self) > self.graph_min
 
     def plan_graph(self) -> GraphBuild | None:
         """Phase 1: copy the vectors in ascending ordinal order and start recording changes
@@ -337,9 +356,8 @@ class DenseStore:
         with self._lock:
             if not self.needs_graph():
                 return None
-            ords = np.array(sorted(self.vectors), dtype=np.uint64)
-            mat = np.stack([self.vectors[int(o)] for o in ords])
-            build = GraphBuild(self.dim, ords, mat)
+            ords, mat = self._rows.in_order()
+            build = GraphBuild(self.dim, ords.astype(np.uint64), mat)
             self._journal = weakref.ref(build)
             return build
 
@@ -388,7 +406,7 @@ class DenseStore:
             meta = None
         if not meta:
             raise SnapshotError("corrupt snapshot: hnsw: header")
-        keys = np.array(sorted(self.vectors), dtype=np.uint64)
+        keys = np.asarray(self.members.to_array(), dtype=np.uint64)
         mismatch = SnapshotError("corrupt snapshot: hnsw: does not match the vectors")
         if (
             meta["dimensions"] != self.dim
@@ -418,7 +436,7 @@ class DenseStore:
         self, query: npt.NDArray[np.int16], k: int, allow: AllowSet | None
     ) -> list[tuple[int, float]]:
         q = query.astype(_EXACT)
-        size = len(self.vectors)
+        size = len(self)
         if size <= self.exact_max:
             # Exact up to the threshold.
             ords, mat = self._exact()
@@ -432,12 +450,12 @@ class DenseStore:
             ords = np.asarray((allow.bitmap & self.members).to_array(), dtype=np.intp)
             if len(ords) == 0:
                 return []
-            mat = np.stack([self.vectors[int(o)] for o in ords]).astype(_EXACT)
+            mat = self._rows.rows_of(ords).astype(_EXACT)
         elif self._hnsw is not None and size > self.graph_min:
             ords = self._proposals(self._hnsw, query, k, allow)
             if len(ords) == 0:
                 return []
-            mat = np.stack([self.vectors[int(o)] for o in ords]).astype(_EXACT)
+            mat = self._rows.rows_of(ords).astype(_EXACT)
         else:
             rows = self._sign_candidates(query, k, allow)
             ords, mat = self._rows.ords[rows], self._rows.mat[rows].astype(_EXACT)
@@ -486,7 +504,7 @@ class DenseStore:
         """The graph's distinct proposals that ``allow`` admits, ascending: ``k *
         HNSW_OVERSAMPLE`` asked for, twice as many while fewer than ``k`` pass, until the graph
         has proposed every vector."""
-        size = len(self.vectors)
+        size = len(self)
         wanted = min(size, k * HNSW_OVERSAMPLE)
         vector = _as_f32(query)
         while True:
@@ -495,7 +513,8 @@ class DenseStore:
             except Exception as exc:
                 raise _failed("search") from exc
             keys = np.unique(np.asarray(found.keys, dtype=np.int64))
-            kept = keys[[int(o) in self.vectors for o in keys]] if len(keys) else keys
+            row_of = self._rows.row_of
+            kept = keys[[int(o) in row_of for o in keys]] if len(keys) else keys
             if allow is not None:
                 kept = kept[allow.keep(kept.astype(np.intp))]
             if allow is None or len(kept) >= k or wanted >= size:

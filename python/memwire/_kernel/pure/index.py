@@ -476,7 +476,7 @@ class BankIndex:
         store = self._dense
         if qvec is None or store is None or not len(cands):
             return cos
-        rows = [store.vectors.get(o) for o in cands.tolist()]
+        rows = [store.get(o) for o in cands.tolist()]
         has = np.fromiter((r is not None for r in rows), dtype=bool, count=len(rows))
         if has.any():
             mat = np.stack([r for r in rows if r is not None]).astype(np.int64)

@@ -42,10 +42,12 @@ def dump(index: BankIndex) -> bytes:
     terms = sorted(index._vocab, key=lambda t: t.encode())
     dense = index._dense
     # optimize=False: no run containers, which the Rust kernel never writes (byte identity).
-    vec_docs = BitMap(dense.vectors, optimize=False) if dense is not None else BitMap()
+    vec_docs = BitMap(optimize=False)
     vectors: Any = b""
-    if dense is not None and len(vec_docs):
-        vectors = np.stack([dense.vectors[o] for o in vec_docs]).astype("<i2", copy=False)
+    if dense is not None and len(dense):
+        ords, mat = dense.in_order()
+        vec_docs = BitMap(ords.tolist(), optimize=False)
+        vectors = mat.astype("<i2", copy=False)
     doc = {
         "format": SNAPSHOT_FORMAT,
         "version": SNAPSHOT_VERSION,
