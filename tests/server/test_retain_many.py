@@ -3,13 +3,16 @@ a bad item anywhere is a clear 400 and nothing is written."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import httpx
 import pytest
 from memwire.memory import Memory
+from memwire.server import ops
 from memwire.server.body import STEPWISE_MIN_BYTES
 from memwire.server.mcp_server import call
+from memwire.server.threads import BATCH_SWITCH_INTERVAL_S
 
 
 def count(memory: Memory, bank: str = "b") -> int:
@@ -101,3 +104,22 @@ def test_a_large_batch_is_read_stepwise_with_the_same_answers(
     assert r.status_code == 400
     assert r.json()["error"].startswith("invalid JSON: Expecting value at position")
     assert count(memory, "c") == 0
+
+
+def test_a_batch_runs_with_the_shorter_switch_interval(
+    client: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # memwire.server.threads.batch_write: shorter while the write runs, restored after.
+    seen: list[float] = []
+    original = ops.retain_many
+
+    def retain_many(memory: Memory, bank: str, body: object) -> dict[str, list[str]]:
+        seen.append(sys.getswitchinterval())
+        return original(memory, bank, body)
+
+    monkeypatch.setattr(ops, "retain_many", retain_many)
+    before = sys.getswitchinterval()
+    r = client.post("/banks/b/retain_many", json={"items": ["a", "b"]})
+    assert r.status_code == 200, r.text
+    assert seen == [pytest.approx(min(before, BATCH_SWITCH_INTERVAL_S), abs=2e-6)]
+    assert sys.getswitchinterval() == before

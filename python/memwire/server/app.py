@@ -39,7 +39,7 @@ from memwire.errors import (
 from memwire.server._deferred import Deferred
 from memwire.server.body import STEPWISE_MIN_BYTES, parse_json
 from memwire.server.compat import compat_routes
-from memwire.server.threads import alone, in_thread
+from memwire.server.threads import alone, batch_write, in_thread
 from memwire.server.ui import PUBLIC_PATHS, ui_routes
 
 if TYPE_CHECKING:
@@ -482,11 +482,13 @@ def build_routes(
 
     async def retain_conversation(request: Request) -> Any:
         body = await read_json(request)
-        return await in_thread(ops.retain_conversation, memory, _bank(request), body)
+        with batch_write():
+            return await in_thread(ops.retain_conversation, memory, _bank(request), body)
 
     async def retain_many(request: Request) -> Any:
         body = await read_json(request)
-        return await in_thread(ops.retain_many, memory, _bank(request), body)
+        with batch_write():
+            return await in_thread(ops.retain_many, memory, _bank(request), body)
 
     async def recall(request: Request) -> Any:
         body = await read_json(request)
