@@ -25,7 +25,7 @@ never holds other requests behind a recall that may be slow (a MiniLM query embe
 workers run in parallel). Beside a request waiting on a worker (a large ``retain_many``) the
 hop is dearer still: each hand-over of the GIL between threads waits for the thread running
 Python to yield it, up to the switch interval; recalls during a 10,000-item write had a p99
-of 11-12 ms through workers, 9-10 ms on the loop (docs/BENCHMARKS.md, "Session 18").
+of 11.1-11.6 ms through workers, 9.7-10.5 ms on the loop (docs/BENCHMARKS.md, "Session 18").
 """
 
 from __future__ import annotations

@@ -286,10 +286,12 @@ class DenseStore:
     def __len__(self) -> int:
         return self._rows.n
 
-    def get(self, ordinal: int) -> npt.NDArray[np.int16] | None:
-        """A copy of ``ordinal``'s vector, None without one."""
-        r = self._rows.row_of.get(ordinal)
-        return None if r is None else self._rows.mat[r].copy()
+    def some_of(self, ordinals: list[int]) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int16]]:
+        """Which of ``ordinals`` have a vector, and those vectors in order (one copy)."""
+        row_of = self._rows.row_of
+        rows = [row_of.get(o, -1) for o in ordinals]
+        has = np.fromiter((r >= 0 for r in rows), dtype=bool, count=len(rows))
+        return has, self._rows.mat[[r for r in rows if r >= 0]]
 
     def in_order(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int16]]:
         """The ordinals with a vector, ascending, and their vectors (a snapshot's order)."""

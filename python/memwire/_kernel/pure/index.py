@@ -476,11 +476,9 @@ class BankIndex:
         store = self._dense
         if qvec is None or store is None or not len(cands):
             return cos
-        rows = [store.get(o) for o in cands.tolist()]
-        has = np.fromiter((r is not None for r in rows), dtype=bool, count=len(rows))
+        has, found = store.some_of(cands.tolist())
         if has.any():
-            mat = np.stack([r for r in rows if r is not None]).astype(np.int64)
-            dots = mat @ qvec
+            dots = found.astype(np.int64) @ qvec
             cos[has] = np.where(dots > 0, dots.astype(np.float64) / _DENSE_DIVISOR, 0.0)
         return cos
 
