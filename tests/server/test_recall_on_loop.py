@@ -1,8 +1,9 @@
 """A recall of a loaded bank runs on the server's event loop (no hop to a worker thread and
 back) when no other request needs the loop: it is the only request in flight, or every other
-one is waiting on a worker thread. Beside a request the loop is still reading, or for a bank
-still to load, it runs on a worker thread as every other route's call does
-(memwire.server.threads)."""
+one is waiting on a worker thread. Beside a request the loop is still reading, it runs on a
+worker thread: the server's compute lane when it has one (``memwire serve`` on a local store),
+else a general worker as every other route's call does; a bank still to load is always loaded
+on a general worker (memwire.server.threads)."""
 
 from __future__ import annotations
 
@@ -131,6 +132,39 @@ def test_a_recall_beside_a_request_the_loop_is_reading_runs_on_a_worker(
             found = http.post("/banks/b/recall", json={"query": "deploys fridays"})
         assert found.json() == ["deploys run on Fridays"]
     assert recalls[1].startswith("memwire-worker")
+
+
+def test_with_a_compute_lane_a_recall_that_cannot_run_on_the_loop_runs_in_it(
+    tmp_path: Path, recalls: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with (
+        Memory(tmp_path / "m.db") as memory,
+        serve_in_thread(memory, recall_threads=1) as url,
+        httpx.Client(base_url=url, timeout=30) as http,
+    ):
+        http.post("/banks/b/retain", json={"content": "deploys run on Fridays"})
+        http.post("/banks/b/recall", json={"query": "deploys"})  # loads the bank
+        assert memory.is_loaded(bank="b")
+        monkeypatch.setattr(app, "alone", lambda requests_in_flight: False)
+        reflects: list[str] = []
+        original = ops.reflect
+
+        def reflect(memory: Memory, bank: str, body: object) -> Any:
+            reflects.append(threading.current_thread().name)
+            return original(memory, bank, body)
+
+        monkeypatch.setattr(ops, "reflect", reflect)
+        found = http.post("/banks/b/recall", json={"query": "deploys fridays"})
+        reflected = http.post("/banks/b/reflect", json={"query": "deploys fridays"})
+        assert found.json() == ["deploys run on Fridays"]
+        assert reflected.status_code == 200, reflected.text
+        other = http.post("/banks/c/recall", json={"query": "deploys"})  # c: nothing to load
+        assert other.status_code == 200, other.text
+    # The load took a general worker; recalls of the loaded bank, the compute lane's thread.
+    assert recalls[0].startswith("memwire-worker")
+    assert recalls[1].startswith("memwire-compute")
+    assert recalls[2].startswith("memwire-worker")
+    assert len(reflects) == 1 and reflects[0].startswith("memwire-compute")
 
 
 def test_a_bad_bank_name_is_refused_as_before(served: tuple[Memory, str]) -> None:

@@ -6,10 +6,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import os
 import threading
+from pathlib import Path
 
 import pytest
 from memwire.server import threads
+from memwire.server.runner import recall_threads_for
 
 REQUEST = contextvars.ContextVar("request", default="none")
 
@@ -63,7 +66,7 @@ def test_a_started_call_is_waited_for_when_the_request_is_cancelled() -> None:
 
 def test_a_call_cancelled_before_it_started_never_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-    monkeypatch.setattr(threads, "_pool", pool)
+    monkeypatch.setattr(threads.GENERAL, "_pool", pool)
     busy, release = threading.Event(), threading.Event()
     ran: list[str] = []
 
@@ -88,3 +91,61 @@ def test_a_call_cancelled_before_it_started_never_runs(monkeypatch: pytest.Monke
     finally:
         pool.shutdown(wait=True)
     assert ran == []
+
+
+def test_a_lane_runs_calls_on_its_own_threads_at_most_its_size_at_once() -> None:
+    lane = threads.Lane(1, "memwire-test-lane")
+    first_in, release = threading.Event(), threading.Event()
+    order: list[str] = []
+
+    def first() -> str:
+        first_in.set()
+        release.wait(30)
+        order.append("first")
+        return threading.current_thread().name
+
+    def second() -> str:
+        order.append("second")
+        return threading.current_thread().name
+
+    async def main() -> tuple[str, str]:
+        a = asyncio.ensure_future(threads.in_thread(first, lane=lane))
+        while not first_in.is_set():
+            await asyncio.sleep(0.001)
+        b = asyncio.ensure_future(threads.in_thread(second, lane=lane))
+        await asyncio.sleep(0.05)
+        assert order == []  # the lane's one thread is busy: the second call waits its turn
+        assert threads._handed_off == 2  # both are awaited off the loop (threads.alone)
+        release.set()
+        return await a, await b
+
+    try:
+        names = asyncio.run(main())
+    finally:
+        lane.pool().shutdown(wait=True)
+    assert order == ["first", "second"]
+    assert all(name.startswith("memwire-test-lane") for name in names)
+    assert threads._handed_off == 0
+
+
+def test_a_lane_needs_a_thread() -> None:
+    with pytest.raises(ValueError, match="at least one thread"):
+        threads.Lane(0, "memwire-none")
+
+
+def test_the_compute_lane_has_one_thread_per_cpu_this_process_may_use() -> None:
+    slots = threads.cpu_slots()
+    if hasattr(os, "sched_getaffinity"):
+        assert slots == len(os.sched_getaffinity(0))
+    assert slots >= 1
+    assert threads.compute_lane().size == slots
+    assert threads.compute_lane(3).size == 3
+    assert threads.compute_lane().name == "memwire-compute"
+
+
+def test_serve_recalls_in_the_compute_lane_on_a_local_store_only(tmp_path: Path) -> None:
+    assert recall_threads_for(str(tmp_path / "m.db")) == threads.cpu_slots()
+    assert recall_threads_for(tmp_path / "m.db") == threads.cpu_slots()
+    assert recall_threads_for(":memory:") == threads.cpu_slots()
+    assert recall_threads_for("postgresql://memwire@db.example/memwire") is None
+    assert recall_threads_for(" postgres://memwire@db.example/memwire") is None

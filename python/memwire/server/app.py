@@ -39,7 +39,7 @@ from memwire.errors import (
 from memwire.server._deferred import Deferred
 from memwire.server.body import STEPWISE_MIN_BYTES, parse_json
 from memwire.server.compat import compat_routes
-from memwire.server.threads import alone, batch_write, in_thread
+from memwire.server.threads import Lane, alone, batch_write, compute_lane, in_thread
 from memwire.server.ui import PUBLIC_PATHS, ui_routes
 
 if TYPE_CHECKING:
@@ -440,6 +440,7 @@ def build_routes(
     mcp: LazyMCP | None,
     store_id: str | None = None,
     requests_in_flight: Callable[[], int] | None = None,
+    recall_lane: Lane | None = None,
 ) -> list[Route]:
     # /health answers "ok" and says who answers: the process and the store it serves
     # (memwire.locations.store_id, a hash), so `memwire daemon start` knows its own server
@@ -490,16 +491,22 @@ def build_routes(
         with batch_write():
             return await in_thread(ops.retain_many, memory, _bank(request), body)
 
+    def lane(bank: str) -> Lane | None:
+        # A bank in memory is recalled in the compute lane when there is one; loading a bank
+        # (seconds at 100k) takes a general worker, so that it never holds the lane.
+        return recall_lane if memory.is_loaded(bank=bank) else None
+
     async def recall(request: Request) -> Any:
         body = await read_json(request)
         bank = _bank(request)
         if alone(requests_in_flight) and memory.is_loaded(bank=bank):
             return ops.recall(memory, bank, body)  # no thread hop: see threads.alone
-        return await in_thread(ops.recall, memory, bank, body)
+        return await in_thread(ops.recall, memory, bank, body, lane=lane(bank))
 
     async def reflect(request: Request) -> Any:
         body = await read_json(request)
-        return await in_thread(ops.reflect, memory, _bank(request), body)
+        bank = _bank(request)
+        return await in_thread(ops.reflect, memory, bank, body, lane=lane(bank))
 
     async def config_get(request: Request) -> Any:
         return await in_thread(ops.config_get, memory, _bank(request))
@@ -556,7 +563,10 @@ def build_routes(
     # (memwire._text.clean_bank refuses the names ending in /memories or /memories/<name>):
     # so emptying the trash is POST .../trash/empty, not DELETE .../trash, which would take
     # DELETE of a bank named "owner/trash" for it.
+    # Recall first: the router tries each route's pattern in turn, and recall is the route
+    # asked most (an agent recalls on every prompt).
     routes = [
+        Route("/banks/{bank:path}/recall", endpoint(recall), methods=["POST"]),
         Route("/health", health, methods=["GET"]),
         Route("/openapi.json", endpoint(openapi, query=True), methods=["GET"]),
         Route("/docs", endpoint(docs), methods=["GET"]),
@@ -564,7 +574,6 @@ def build_routes(
         Route("/banks/{bank:path}/retain", endpoint(retain), methods=["POST"]),
         Route("/banks/{bank:path}/conversation", endpoint(retain_conversation), methods=["POST"]),
         Route("/banks/{bank:path}/retain_many", endpoint(retain_many), methods=["POST"]),
-        Route("/banks/{bank:path}/recall", endpoint(recall), methods=["POST"]),
         Route("/banks/{bank:path}/reflect", endpoint(reflect), methods=["POST"]),
         Route("/banks/{bank:path}/config", endpoint(config_get), methods=["GET"]),
         Route("/banks/{bank:path}/config", endpoint(config_put), methods=["PUT"]),
@@ -663,6 +672,7 @@ def create_app(
     store_id: str | None = None,
     warm_up: Callable[[], object] | None = None,
     requests_in_flight: Callable[[], int] | None = None,
+    recall_threads: int | None = None,
 ) -> ASGIApp:
     """The ASGI app serving ``memory``.
 
@@ -677,7 +687,11 @@ def create_app(
     uvicorn's count). With it, a recall of a bank already loaded runs on the event loop instead
     of a worker thread when no other request needs the loop
     (:func:`memwire.server.threads.alone`); without it every recall runs on a worker thread.
+    ``recall_threads``: recalls (and reflects) of banks already loaded run on a lane of that
+    many threads of their own (:func:`memwire.server.threads.compute_lane`; the runner gives
+    one per CPU on a local store) instead of the general workers; None: the general workers.
     """
+    recall_lane = compute_lane(recall_threads) if recall_threads is not None else None
     lazy_mcp = LazyMCP(memory, max_body) if mcp else None
 
     @contextlib.asynccontextmanager
@@ -702,8 +716,8 @@ def create_app(
                 await in_thread(memory.close)
 
     app = Starlette(
-        routes=ui_routes(memory)
-        + build_routes(memory, lazy_mcp, store_id, requests_in_flight)
+        routes=build_routes(memory, lazy_mcp, store_id, requests_in_flight, recall_lane)
+        + ui_routes(memory)
         + compat_routes(memory),
         lifespan=lifespan,
         exception_handlers={HTTPException: _http_exception, Exception: _server_error},

@@ -6,6 +6,7 @@ import contextlib
 import importlib.util
 import ipaddress
 import logging
+import os
 import signal
 import socket
 import sys
@@ -162,6 +163,17 @@ def _server_class() -> Any:
     return Server
 
 
+def recall_threads_for(location: str | os.PathLike[str]) -> int | None:
+    """The threads ``memwire serve`` recalls banks in memory on, for the store at ``location``:
+    one per CPU when its reads are local (a recall then only computes:
+    :func:`memwire.server.threads.compute_lane`); None, the general workers, on PostgreSQL,
+    where each recall also waits on the network."""
+    from memwire.server.threads import cpu_slots
+    from memwire.store import is_postgres_url
+
+    return None if is_postgres_url(location) else cpu_slots()
+
+
 def make_server(
     memory: Memory,
     *,
@@ -172,10 +184,11 @@ def make_server(
     mcp: bool = True,
     store_id: str | None = None,
     warm_up: Callable[[], object] | None = None,
+    recall_threads: int | None = None,
 ) -> Any:
     """A configured (not yet running) uvicorn server for ``memory``; ``store_id`` names its
-    store on ``/health`` (:func:`memwire.locations.store_id`); ``warm_up``: see
-    :func:`~memwire.server.app.create_app`."""
+    store on ``/health`` (:func:`memwire.locations.store_id`); ``warm_up`` and
+    ``recall_threads``: see :func:`~memwire.server.app.create_app`."""
     from memwire.server.app import create_app
 
     check_bind(host, token)
@@ -193,6 +206,7 @@ def make_server(
         store_id=store_id,
         warm_up=warm_up,
         requests_in_flight=requests_in_flight,
+        recall_threads=recall_threads,
     )
     config_class, _server = _uvicorn_core()
     config = config_class(
@@ -321,7 +335,8 @@ def serve(
             tiers.check_installed(tier)
         except EmbedExtraMissing as exc:
             raise ServeRefused(str(exc)) from None
-    memory = LazyMemory(open_store(default_store() if db is None else db), embedder=tier)
+    location = default_store() if db is None else db
+    memory = LazyMemory(open_store(location), embedder=tier)
     try:
         server = make_server(
             cast("Memory", memory),
@@ -331,6 +346,7 @@ def serve(
             log_level=log_level,
             store_id=store_id(db),
             warm_up=memory.warm_up if warm else None,
+            recall_threads=recall_threads_for(location),
         )
         shown = f"[{host}]" if ":" in host else host
         print(f"memwire: serving http://{shown}:{port} (MCP at /mcp)", file=sys.stderr)

@@ -29,10 +29,13 @@ def serve_in_thread(
     host: str = "127.0.0.1",
     startup_timeout: float = 20.0,
     warm_up: Callable[[], object] | None = None,
+    recall_threads: int | None = None,
 ) -> Iterator[str]:
     """Serve ``memory`` on ``host`` (a free port) while the block runs; yields the base URL.
 
     The caller keeps ownership of ``memory`` (the server does not close it).
+    ``recall_threads``: see :func:`memwire.server.app.create_app` (None: recalls run on the
+    general workers; ``memwire serve`` gives one per CPU on a local store).
     """
     from memwire.server.runner import make_server
 
@@ -42,7 +45,14 @@ def serve_in_thread(
     sock.bind((host, 0))
     sock.listen(128)
     port = sock.getsockname()[1]
-    server = make_server(memory, host=host, port=port, token=token, warm_up=warm_up)
+    server = make_server(
+        memory,
+        host=host,
+        port=port,
+        token=token,
+        warm_up=warm_up,
+        recall_threads=recall_threads,
+    )
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, name="memwire-test-server", daemon=True
     )

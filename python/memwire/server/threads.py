@@ -1,14 +1,16 @@
 """The server's worker threads: where a route runs its blocking :class:`~memwire.Memory` call.
 
-One :class:`~concurrent.futures.ThreadPoolExecutor` per process, started on first use, awaited
-through ``asyncio.wrap_future`` (what ``run_in_executor`` does). It replaces
+A :class:`Lane` is a :class:`~concurrent.futures.ThreadPoolExecutor` started on first use,
+awaited through ``asyncio.wrap_future`` (what ``run_in_executor`` does): :data:`GENERAL` for
+every route's call, and the server's compute lane (:func:`compute_lane`, one thread per CPU)
+for recalls of banks already in memory on a local store, which only compute. It replaces
 ``anyio.to_thread.run_sync``, which did the same job at a higher price on the event loop, the
 one thread every request shares: a capacity limiter, a run-variable lookup and a cancel scope
 per call (the loop executed 16% more instructions per recall at 10k; docs/BENCHMARKS.md,
 "Session 12"), and its asyncio backend, 1.2 MiB of resident memory the server no longer loads.
 
-What is kept from anyio's semantics: at most :data:`WORKERS` calls run at once (anyio's default
-limit, 40; more wait their turn), the caller's context variables are seen by the call, and a
+What is kept from anyio's semantics: at most :data:`WORKERS` general calls run at once (anyio's
+default limit, 40; more wait their turn), the caller's context variables are seen by the call, and a
 call that has started is never abandoned: if the awaiting request is cancelled, it still waits
 for the call to return before the cancellation goes on, so a shutdown never closes the store
 under a running call. A call cancelled before any worker picked it up never runs.
@@ -34,31 +36,74 @@ import asyncio
 import concurrent.futures
 import contextlib
 import contextvars
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
-__all__ = ["BATCH_SWITCH_INTERVAL_S", "WORKERS", "alone", "batch_write", "in_thread"]
+__all__ = [
+    "BATCH_SWITCH_INTERVAL_S",
+    "GENERAL",
+    "WORKERS",
+    "Lane",
+    "alone",
+    "batch_write",
+    "compute_lane",
+    "cpu_slots",
+    "in_thread",
+]
 
 T = TypeVar("T")
 
 WORKERS = 40
 """Calls run at once (anyio's default thread limit, which the server used before)."""
 
-_pool: concurrent.futures.ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
+
+class Lane:
+    """A pool of ``size`` threads named ``name-N``, started on first use: where
+    :func:`in_thread` runs a call (:data:`GENERAL` unless the caller names another)."""
+
+    def __init__(self, size: int, name: str) -> None:
+        if size < 1:
+            raise ValueError(f"a lane needs at least one thread, got {size}")
+        self.size = size
+        self.name = name
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def pool(self) -> concurrent.futures.ThreadPoolExecutor:
+        if self._pool is None:
+            with self._lock:
+                if self._pool is None:
+                    self._pool = concurrent.futures.ThreadPoolExecutor(
+                        max_workers=self.size, thread_name_prefix=self.name
+                    )
+        return self._pool
 
 
-def _workers() -> concurrent.futures.ThreadPoolExecutor:
-    global _pool
-    if _pool is None:
-        with _pool_lock:
-            if _pool is None:
-                _pool = concurrent.futures.ThreadPoolExecutor(
-                    max_workers=WORKERS, thread_name_prefix="memwire-worker"
-                )
-    return _pool
+GENERAL = Lane(WORKERS, "memwire-worker")
+"""Every route's blocking call, unless the route runs it in a lane of its own."""
+
+
+def cpu_slots() -> int:
+    """The CPUs this process may run on (its affinity, which containers narrow), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # no affinity on this platform
+        return max(1, os.cpu_count() or 1)
+
+
+def compute_lane(size: int | None = None) -> Lane:
+    """A lane for calls that compute and do not wait on I/O (a recall of a bank already in
+    memory, on a store whose reads are local): one thread per CPU unless ``size`` says.
+
+    More threads than CPUs would not run more of these calls at once, only make them take the
+    GIL from each other, and from the event loop that reads and answers every request, more
+    often: at 100k memories with 8 clients on 2 cores, recalls through 2 threads served 10-15%
+    more per second than through the 40 general workers, at the same CPU per recall alone
+    (docs/BENCHMARKS.md, "Session 19")."""
+    return Lane(cpu_slots() if size is None else size, "memwire-compute")
 
 
 _handed_off = 0
@@ -66,11 +111,12 @@ _handed_off = 0
 call returns (changed on the event loop only, so without a lock)."""
 
 
-async def in_thread(fn: Callable[..., T], *args: object) -> T:
-    """``fn(*args)`` on a worker thread, awaited without blocking the event loop."""
+async def in_thread(fn: Callable[..., T], *args: object, lane: Lane | None = None) -> T:
+    """``fn(*args)`` on a thread of ``lane`` (:data:`GENERAL` by default), awaited without
+    blocking the event loop."""
     global _handed_off
     context = contextvars.copy_context()
-    job = _workers().submit(context.run, fn, *args)
+    job = (lane or GENERAL).pool().submit(context.run, fn, *args)
     _handed_off += 1
     try:
         return await asyncio.wrap_future(job)

@@ -80,9 +80,18 @@ __all__ = [
     "Version",
     "WriteResult",
     "default_path",
+    "is_postgres_url",
     "open_store",
     "space_mismatch",
 ]
+
+
+def is_postgres_url(location: object) -> bool:
+    """Whether ``location`` names the PostgreSQL store: a ``postgresql://`` or ``postgres://``
+    URL (what :func:`open_store` opens as one)."""
+    return isinstance(location, str) and location.strip().startswith(
+        ("postgresql://", "postgres://")
+    )
 
 
 def open_store(location: str | os.PathLike[str]) -> Store:
@@ -95,7 +104,7 @@ def open_store(location: str | os.PathLike[str]) -> Store:
     text = str(location)
     if not text.strip():
         raise InvalidInputError("path must not be blank")
-    if isinstance(location, str) and text.strip().startswith(("postgresql://", "postgres://")):
+    if is_postgres_url(location):
         from memwire.store.postgres import PostgresStore
 
         return PostgresStore(text)
