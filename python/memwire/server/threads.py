@@ -100,7 +100,7 @@ def compute_lane(size: int | None = None) -> Lane:
 
     More threads than CPUs would not run more of these calls at once, only make them take the
     GIL from each other, and from the event loop that reads and answers every request, more
-    often: at 100k memories with 8 clients on 2 cores, recalls through 2 threads served 10-15%
+    often: at 100k memories with 8 clients on 2 cores, recalls through 2 threads served 6-18%
     more per second than through the 40 general workers, at the same CPU per recall alone
     (docs/BENCHMARKS.md, "Session 19")."""
     return Lane(cpu_slots() if size is None else size, "memwire-compute")
