@@ -491,22 +491,21 @@ def build_routes(
         with batch_write():
             return await in_thread(ops.retain_many, memory, _bank(request), body)
 
-    def lane(bank: str) -> Lane | None:
-        # A bank in memory is recalled in the compute lane when there is one; loading a bank
-        # (seconds at 100k) takes a general worker, so that it never holds the lane.
-        return recall_lane if memory.is_loaded(bank=bank) else None
-
     async def recall(request: Request) -> Any:
         body = await read_json(request)
         bank = _bank(request)
-        if alone(requests_in_flight) and memory.is_loaded(bank=bank):
+        loaded = memory.is_loaded(bank=bank)
+        if loaded and alone(requests_in_flight):
             return ops.recall(memory, bank, body)  # no thread hop: see threads.alone
-        return await in_thread(ops.recall, memory, bank, body, lane=lane(bank))
+        # A bank in memory is recalled in the compute lane when there is one; loading a bank
+        # (seconds at 100k) takes a general worker, so that it never holds the lane.
+        return await in_thread(ops.recall, memory, bank, body, lane=recall_lane if loaded else None)
 
     async def reflect(request: Request) -> Any:
         body = await read_json(request)
         bank = _bank(request)
-        return await in_thread(ops.reflect, memory, bank, body, lane=lane(bank))
+        lane = recall_lane if memory.is_loaded(bank=bank) else None  # as recall's
+        return await in_thread(ops.reflect, memory, bank, body, lane=lane)
 
     async def config_get(request: Request) -> Any:
         return await in_thread(ops.config_get, memory, _bank(request))

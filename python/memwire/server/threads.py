@@ -10,10 +10,10 @@ per call (the loop executed 16% more instructions per recall at 10k; docs/BENCHM
 "Session 12"), and its asyncio backend, 1.2 MiB of resident memory the server no longer loads.
 
 What is kept from anyio's semantics: at most :data:`WORKERS` general calls run at once (anyio's
-default limit, 40; more wait their turn), the caller's context variables are seen by the call, and a
-call that has started is never abandoned: if the awaiting request is cancelled, it still waits
-for the call to return before the cancellation goes on, so a shutdown never closes the store
-under a running call. A call cancelled before any worker picked it up never runs.
+default limit, 40; more wait their turn), the caller's context variables are seen by the call,
+and a call that has started is never abandoned: if the awaiting request is cancelled, it still
+waits for the call to return before the cancellation goes on, so a shutdown never closes the
+store under a running call. A call cancelled before any worker picked it up never runs.
 
 One exception: a recall of a bank whose index is already loaded runs on the event loop itself
 when no other request needs the loop: it is the only request the server is answering, or
