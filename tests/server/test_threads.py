@@ -133,19 +133,29 @@ def test_a_lane_needs_a_thread() -> None:
         threads.Lane(0, "memwire-none")
 
 
-def test_the_compute_lane_has_one_thread_per_cpu_this_process_may_use() -> None:
+def test_the_compute_lane_leaves_one_cpu_this_process_may_use_to_the_event_loop() -> None:
     slots = threads.cpu_slots()
     if hasattr(os, "sched_getaffinity"):
         assert slots == len(os.sched_getaffinity(0))
     assert slots >= 1
-    assert threads.compute_lane().size == slots
+    assert threads.compute_threads() == max(1, slots - 1)
+    assert threads.compute_lane().size == threads.compute_threads()
     assert threads.compute_lane(3).size == 3
     assert threads.compute_lane().name == "memwire-compute"
 
 
+@pytest.mark.parametrize(("cpus", "lane"), [(1, 1), (2, 1), (8, 7)])
+def test_the_compute_lane_has_a_thread_even_on_one_cpu(
+    monkeypatch: pytest.MonkeyPatch, cpus: int, lane: int
+) -> None:
+    monkeypatch.setattr(threads, "cpu_slots", lambda: cpus)
+    assert threads.compute_threads() == lane
+    assert threads.compute_lane().size == lane
+
+
 def test_serve_recalls_in_the_compute_lane_on_a_local_store_only(tmp_path: Path) -> None:
-    assert recall_threads_for(str(tmp_path / "m.db")) == threads.cpu_slots()
-    assert recall_threads_for(tmp_path / "m.db") == threads.cpu_slots()
-    assert recall_threads_for(":memory:") == threads.cpu_slots()
+    assert recall_threads_for(str(tmp_path / "m.db")) == threads.compute_threads()
+    assert recall_threads_for(tmp_path / "m.db") == threads.compute_threads()
+    assert recall_threads_for(":memory:") == threads.compute_threads()
     assert recall_threads_for("postgresql://memwire@db.example/memwire") is None
     assert recall_threads_for(" postgres://memwire@db.example/memwire") is None

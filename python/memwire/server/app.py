@@ -688,7 +688,8 @@ def create_app(
     (:func:`memwire.server.threads.alone`); without it every recall runs on a worker thread.
     ``recall_threads``: recalls (and reflects) of banks already loaded run on a lane of that
     many threads of their own (:func:`memwire.server.threads.compute_lane`; the runner gives
-    one per CPU on a local store) instead of the general workers; None: the general workers.
+    one per CPU but the event loop's on a local store) instead of the general workers; None:
+    the general workers.
     """
     recall_lane = compute_lane(recall_threads) if recall_threads is not None else None
     lazy_mcp = LazyMCP(memory, max_body) if mcp else None

@@ -165,13 +165,13 @@ def _server_class() -> Any:
 
 def recall_threads_for(location: str | os.PathLike[str]) -> int | None:
     """The threads ``memwire serve`` recalls banks in memory on, for the store at ``location``:
-    one per CPU when its reads are local (a recall then only computes:
-    :func:`memwire.server.threads.compute_lane`); None, the general workers, on PostgreSQL,
-    where each recall also waits on the network."""
-    from memwire.server.threads import cpu_slots
+    :func:`memwire.server.threads.compute_threads` (one per CPU but the event loop's) when its
+    reads are local (a recall then only computes: :func:`memwire.server.threads.compute_lane`);
+    None, the general workers, on PostgreSQL, where each recall also waits on the network."""
+    from memwire.server.threads import compute_threads
     from memwire.store import is_postgres_url
 
-    return None if is_postgres_url(location) else cpu_slots()
+    return None if is_postgres_url(location) else compute_threads()
 
 
 def make_server(

@@ -35,7 +35,7 @@ def serve_in_thread(
 
     The caller keeps ownership of ``memory`` (the server does not close it).
     ``recall_threads``: see :func:`memwire.server.app.create_app` (None: recalls run on the
-    general workers; ``memwire serve`` gives one per CPU on a local store).
+    general workers; ``memwire serve`` gives one per CPU but one on a local store).
     """
     from memwire.server.runner import make_server
 

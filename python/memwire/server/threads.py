@@ -2,12 +2,13 @@
 
 A :class:`Lane` is a :class:`~concurrent.futures.ThreadPoolExecutor` started on first use,
 awaited through ``asyncio.wrap_future`` (what ``run_in_executor`` does): :data:`GENERAL` for
-every route's call, and the server's compute lane (:func:`compute_lane`, one thread per CPU)
-for recalls of banks already in memory on a local store, which only compute. It replaces
-``anyio.to_thread.run_sync``, which did the same job at a higher price on the event loop, the
-one thread every request shares: a capacity limiter, a run-variable lookup and a cancel scope
-per call (the loop executed 16% more instructions per recall at 10k; docs/BENCHMARKS.md,
-"Session 12"), and its asyncio backend, 1.2 MiB of resident memory the server no longer loads.
+every route's call, and the server's compute lane (:func:`compute_lane`, one thread per CPU but
+the event loop's) for recalls of banks already in memory on a local store, which only compute.
+It replaces ``anyio.to_thread.run_sync``, which did the same job at a higher price on the event
+loop, the one thread every request shares: a capacity limiter, a run-variable lookup and a
+cancel scope per call (the loop executed 16% more instructions per recall at 10k;
+docs/BENCHMARKS.md, "Session 12"), and its asyncio backend, 1.2 MiB of resident memory the
+server no longer loads.
 
 What is kept from anyio's semantics: at most :data:`WORKERS` general calls run at once (anyio's
 default limit, 40; more wait their turn), the caller's context variables are seen by the call,
@@ -50,6 +51,7 @@ __all__ = [
     "alone",
     "batch_write",
     "compute_lane",
+    "compute_threads",
     "cpu_slots",
     "in_thread",
 ]
@@ -94,16 +96,23 @@ def cpu_slots() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def compute_threads() -> int:
+    """The compute lane's default size: one thread per CPU this process may use but one, which
+    is left to the event loop (the thread that reads and answers every request), at least 1.
+
+    Threads that only compute, beyond the CPUs left to them, would not run more of these calls
+    at once, only make them take the GIL from each other, and from the event loop, more often:
+    at 100k memories with 8 clients on 2 cores, recalls through 2 threads (one per CPU) served
+    6-18% more per second than through the 40 general workers (docs/BENCHMARKS.md, "Session
+    19"), and through 1 thread 3-20% more again (three alternating rounds, "Session 20")."""
+    return max(1, cpu_slots() - 1)
+
+
 def compute_lane(size: int | None = None) -> Lane:
     """A lane for calls that compute and do not wait on I/O (a recall of a bank already in
-    memory, on a store whose reads are local): one thread per CPU unless ``size`` says.
-
-    More threads than CPUs would not run more of these calls at once, only make them take the
-    GIL from each other, and from the event loop that reads and answers every request, more
-    often: at 100k memories with 8 clients on 2 cores, recalls through 2 threads served 6-18%
-    more per second than through the 40 general workers, at the same CPU per recall alone
-    (docs/BENCHMARKS.md, "Session 19")."""
-    return Lane(cpu_slots() if size is None else size, "memwire-compute")
+    memory, on a store whose reads are local): :func:`compute_threads` threads unless ``size``
+    says."""
+    return Lane(compute_threads() if size is None else size, "memwire-compute")
 
 
 _handed_off = 0
