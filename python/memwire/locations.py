@@ -26,6 +26,7 @@ __all__ = [
     "config_path",
     "default_path",
     "default_store",
+    "is_postgres_url",
     "shown",
     "store_id",
     "store_setting",
@@ -35,6 +36,18 @@ MEMORY_FILE = "memory.db"
 CONFIG_FILE = "memwire.toml"
 STORE_ENV = "MEMWIRE_STORE"
 _PASSWORD = re.compile(r"(://[^:/@]*):[^@/]*@")
+
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+"""The URL schemes that name the PostgreSQL store."""
+
+
+def is_postgres_url(location: object) -> bool:
+    """Whether ``location`` names the PostgreSQL store: a ``postgresql://`` or ``postgres://``
+    URL, surrounding spaces ignored (what :func:`memwire.store.open_store` opens as one). The
+    one test every part of memwire uses (the CLI, the server, the hooks), so that none of them
+    takes for a file what the store opens as a URL."""
+    return isinstance(location, str) and location.strip().startswith(POSTGRES_SCHEMES)
 
 
 def default_path() -> Path:
@@ -123,7 +136,7 @@ def _canonical(location: str | os.PathLike[str] | None) -> str | None:
     text = str(location).strip()
     if text == ":memory:":
         return None  # private to its process: no other process can share it
-    if text.startswith(("postgresql://", "postgres://")):
+    if is_postgres_url(text):
         return "postgresql://" + _PASSWORD.sub(r"\1@", text).split("://", 1)[1]
     if text.startswith("sqlite:"):
         text = text[len("sqlite:") :]

@@ -155,12 +155,12 @@ def _location(db: str | None) -> str | None:
 
 
 def _store_name(location: str | None) -> str:
-    from memwire.locations import store_setting
+    from memwire.locations import is_postgres_url, store_setting
 
     if location is None:
         setting = store_setting()
         return f"the configured store ({_store_name(setting.location)}, from {setting.source})"
-    if location.startswith(("postgresql://", "postgres://")):
+    if is_postgres_url(location):
         return "a PostgreSQL store"
     return location
 

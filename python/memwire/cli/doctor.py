@@ -148,7 +148,7 @@ def check_store(
     path: str | None, full: bool = False, clear_loss: bool = False
 ) -> tuple[list[Check], Path | None]:
     from memwire.errors import InvalidInputError
-    from memwire.locations import shown, store_setting
+    from memwire.locations import is_postgres_url, shown, store_setting
     from memwire.memory import Memory
 
     try:
@@ -168,7 +168,7 @@ def check_store(
     if location == ":memory:":
         return [*checks, _check("store", "ok", "ephemeral (:memory:)")], None
     file: Path | None = None
-    if not location.startswith(("postgresql://", "postgres://")):
+    if not is_postgres_url(location):
         file = Path(location.removeprefix("sqlite:")).expanduser()
         if not file.exists():
             return [*checks, _missing_store(file)], None

@@ -12,7 +12,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from memwire.errors import InvalidInputError
-from memwire.locations import default_path
+from memwire.locations import default_path, is_postgres_url
 from memwire.store.protocol import (
     LIVE,
     MAX_ORDINAL,
@@ -84,14 +84,6 @@ __all__ = [
     "open_store",
     "space_mismatch",
 ]
-
-
-def is_postgres_url(location: object) -> bool:
-    """Whether ``location`` names the PostgreSQL store: a ``postgresql://`` or ``postgres://``
-    URL (what :func:`open_store` opens as one)."""
-    return isinstance(location, str) and location.strip().startswith(
-        ("postgresql://", "postgres://")
-    )
 
 
 def open_store(location: str | os.PathLike[str]) -> Store:

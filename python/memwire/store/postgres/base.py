@@ -40,6 +40,7 @@ from memwire.errors import (
     StorageFullError,
     StoreUnavailableError,
 )
+from memwire.locations import is_postgres_url
 from memwire.store.archive_sql import ARCHIVE_TABLE
 from memwire.store.postgres.listen import Listener, OnChange
 from memwire.store.postgres.options import poll_interval_of, pool_size_of
@@ -215,10 +216,6 @@ def channel_of(schema: str) -> str:
     return "memwire:" + hashlib.sha256(schema.encode("utf-8")).hexdigest()[:40]
 
 
-def _is_url(location: str) -> bool:
-    return location.startswith(("postgresql://", "postgres://"))
-
-
 class _Link:
     """A connection (None until opened, or after it broke) and the lock that guards it."""
 
@@ -250,7 +247,7 @@ class PostgresBase:
         pool_size: int | None = None,
         poll_interval: float | None = None,
     ) -> None:
-        if not isinstance(url, str) or not _is_url(url.strip()):
+        if not is_postgres_url(url):
             raise InvalidInputError("a PostgreSQL store needs a postgresql:// URL")
         if schema is not None and (
             not isinstance(schema, str) or not _SCHEMA_NAME.fullmatch(schema)
