@@ -104,7 +104,7 @@ def compute_threads() -> int:
     at once, only make them take the GIL from each other, and from the event loop, more often:
     at 100k memories with 8 clients on 2 cores, recalls through 2 threads (one per CPU) served
     6-18% more per second than through the 40 general workers (docs/BENCHMARKS.md, "Session
-    19"), and through 1 thread 3-20% more again (three alternating rounds, "Session 20")."""
+    19"), and through 1 thread 2-12% more again (four alternating runs, "Session 20")."""
     return max(1, cpu_slots() - 1)
 
 
