@@ -113,3 +113,29 @@ PARAPHRASES = [
     (16, "how many calls can a client make?"),
     (12, "which color theme does she like?"),
 ]
+
+
+GRAPH_WORDS = ["alpha", "beta", "gamma", "delta", "kappa", "sigma", "omega", "theta", "zeta"]
+
+
+def graph_bank(path: Path, backend: str, threshold: int = 40) -> Memory:
+    """A bank of 600 memories tagged by word, whose dense stream is served by an HNSW graph
+    from ``threshold`` vectors (a TinyEmbedder's, dimension 32)."""
+    m = Memory(path, backend=backend, embedder=TinyEmbedder(dim=32))
+    words = GRAPH_WORDS
+    m.retain_many(
+        [
+            {
+                "content": f"{words[i % 9]} {words[i * 5 % 9]} {words[i * 7 % 9]} note {i}",
+                "tags": [words[i % 3]],
+            }
+            for i in range(600)
+        ]
+    )
+    m.recall("alpha")  # loads the index
+    state = m._bank("default")
+    with state.lock.write():
+        assert state.index is not None
+        state.index._set_dense_exact_max(threshold)
+        assert state.index.build_dense_graph()
+    return m

@@ -8,11 +8,9 @@ import os
 import threading
 from pathlib import Path
 
-from dense_support import TinyEmbedder
+from dense_support import GRAPH_WORDS as WORDS
+from dense_support import graph_bank
 from memwire import Memory
-
-THRESHOLD = 40
-WORDS = ["alpha", "beta", "gamma", "delta", "kappa", "sigma", "omega", "theta", "zeta"]
 
 
 def _key(m: Memory, query: str, tags: list[str] | None = None) -> list[tuple[str, float, int]]:
@@ -22,22 +20,7 @@ def _key(m: Memory, query: str, tags: list[str] | None = None) -> list[tuple[str
 def test_concurrent_dense_recalls_on_one_bank_equal_serial_ones(
     db_path: Path, any_backend: str
 ) -> None:
-    with Memory(db_path, backend=any_backend, embedder=TinyEmbedder(dim=32)) as m:
-        m.retain_many(
-            [
-                {
-                    "content": f"{WORDS[i % 9]} {WORDS[i * 5 % 9]} {WORDS[i * 7 % 9]} note {i}",
-                    "tags": [WORDS[i % 3]],
-                }
-                for i in range(600)
-            ]
-        )
-        m.recall("alpha")  # loads the index
-        state = m._bank("default")
-        with state.lock.write():
-            assert state.index is not None
-            state.index._set_dense_exact_max(THRESHOLD)
-            assert state.index.build_dense_graph()
+    with graph_bank(db_path, any_backend) as m:
         queries = [f"{a} {b} {c}" for a in WORDS[:4] for b in WORDS[4:8] for c in WORDS[8:]]
         serial = {q: (_key(m, q), _key(m, q, ["beta"])) for q in queries}
         assert any(rank for plain, _ in serial.values() for _, _, rank in plain), "dense ran"

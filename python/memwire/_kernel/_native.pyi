@@ -19,7 +19,9 @@ __all__ = [
     "__version__",
     "build_info",
     "may_redact_many",
+    "recall_helpers_started",
     "rrf",
+    "set_recall_helpers",
     "tokenize",
     "trim_to_budget",
 ]
@@ -32,6 +34,8 @@ def rrf(streams: Sequence[Sequence[int]], weights: Sequence[float]) -> list[tupl
 def trim_to_budget(texts: Sequence[str], budget_tokens: int) -> list[tuple[int, str]]: ...
 def may_redact_many(texts: Sequence[str]) -> list[bool]: ...
 def build_info() -> dict[str, str | int | list[str]]: ...
+def set_recall_helpers(on: bool, min_vectors: int = ...) -> tuple[bool, int]: ...
+def recall_helpers_started() -> int: ...
 
 @final
 class BankIndex:

@@ -106,9 +106,13 @@ pub(crate) struct Slot {
     pub terms: Box<[u32]>,
 }
 
-/// Per-slot BM25 length normalisation for one `(N, total_len)`; see [`BankIndex::norms`].
+/// What the lexical pass reads per slot, for one write epoch (see [`BankIndex::norms`]): the
+/// BM25 length normalisation for the epoch's `(N, total_len)`, and each slot's ordinal, a
+/// compact copy of `slots` (4 bytes a slot where a `Slot` is 32) for the matches that may
+/// enter a top list.
 pub(crate) struct Norms {
     pub values: Vec<f64>,
+    pub ordinals: Vec<u32>,
 }
 
 pub struct BankIndex {

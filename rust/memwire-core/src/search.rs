@@ -1,8 +1,8 @@
 //! Exact BM25 and overlap top-k, dense search and recall (docs/parity.md, "BM25", "Overlap",
 //! "Filters", "Fusion").
 //!
-//! Scores are accumulated term at a time, query terms in order of first appearance, each
-//! contribution computed by the contract's exact sequence of f64 operations; a document's score
+//! Scores are accumulated term at a time (within blocks of slots), query terms in order of
+//! first appearance, each contribution computed by the contract's exact sequence of f64 operations; a document's score
 //! therefore does not depend on how postings are visited, and selection is exact over every
 //! matching document.
 
@@ -14,32 +14,71 @@ use crate::dense::score as dense_score;
 use crate::dot::Query;
 use crate::error::{check_depth, check_k, check_weights, Error, Result};
 use crate::generated::{BM25_B, BM25_K1, DEFAULT_DEPTH, DEFAULT_WEIGHTS};
-use crate::index::{tf_of, BankIndex, BigTfs, Norms, RecallRow, Scored, Slot};
+use crate::index::{tf_of, BankIndex, BigTfs, Norms, RecallRow, Scored};
 use crate::rank::{canon, Key, TopK};
+use crate::signs::prefetch;
 use crate::tokenizer::query_terms;
 
 const K1_PLUS_1: f64 = BM25_K1 + 1.0;
+
+/// One slot's running BM25 score and how many query terms it matched, side by side so a
+/// posting's update reads one cache line.
+#[derive(Clone, Copy, Default)]
+struct Tally {
+    score: f64,
+    /// `(stamp << 32) | terms matched`, `stamp` the query's (see [`Scratch::stamp`]): an
+    /// entry below the current query's base is untouched by it, so no pass clears the marks.
+    mark: u64,
+}
 
 /// Per-thread buffers indexed by slot, reused across queries (and indexes) so a query costs
 /// O(postings visited), not O(documents).
 #[derive(Default)]
 struct Scratch {
-    acc: Vec<f64>,
-    /// Number of query terms matched; 0 marks an untouched slot (reset after each query).
-    hits: Vec<u32>,
+    tally: Vec<Tally>,
+    /// The current query's number, from 1; every mark is cleared when it wraps.
+    stamp: u32,
     touched: Vec<u32>,
+}
+
+impl Scratch {
+    /// Starts a query over `size` slots: its mark base (`stamp << 32`).
+    fn begin(&mut self, size: usize) -> u64 {
+        if self.tally.len() < size {
+            self.tally.resize(size, Tally::default());
+        }
+        self.touched.clear();
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.tally.iter_mut().for_each(|t| t.mark = 0);
+            self.stamp = 1;
+        }
+        u64::from(self.stamp) << 32
+    }
 }
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// The lexical pass's per-slot buffers, valid for the slots it touched (`hits > 0`): the BM25
-/// score, the number of query terms matched, and `norm(d)`.
+/// The lexical pass's per-slot buffers: the BM25 score and number of query terms matched of
+/// the slots it touched (marks at or above `base`), and `norm(d)`.
 struct Accumulated<'a> {
-    acc: &'a [f64],
-    hits: &'a [u32],
+    tally: &'a [Tally],
+    base: u64,
     norm: &'a [f64],
+}
+
+impl Accumulated<'_> {
+    /// Query terms matched by the document at `slot` (0: none).
+    fn hits(&self, slot: usize) -> u32 {
+        let mark = self.tally[slot].mark;
+        if mark >= self.base {
+            (mark - self.base) as u32
+        } else {
+            0
+        }
+    }
 }
 
 /// A fusion candidate: its 1-based rank in each stream (0: absent), whether a weighted stream
@@ -88,70 +127,110 @@ struct Match {
     hits: u32,
 }
 
-/// What [`accumulate`] reads besides the scratch buffers: the index's slots (for a filter's
-/// ordinals), its big term frequencies, `norm(d)` per slot and the filter.
+/// What [`accumulate`] reads besides the scratch buffers: the ordinal of each slot (for a
+/// filter), the index's big term frequencies, `norm(d)` per slot, the filter and the query's
+/// mark base.
 struct Reads<'a> {
-    slots: &'a [Slot],
+    ordinals: &'a [u32],
     big: &'a BigTfs,
     norm: &'a [f64],
     allow: &'a AllowSet,
+    base: u64,
 }
 
-/// Adds term `id`'s contribution to every (allowed) document of its posting list, with the
-/// contract's exact operation sequence. `allow` is read only when `FILTER`.
+/// Slots scored together: each query term's postings are added one block of slots at a time,
+/// so the block's accumulators, term counts and norms (20 bytes a slot, 640 KiB) stay in a
+/// core's L2 cache across the terms, and its matches are handed to the sink while they are
+/// still there. Term at a time over the whole bank, a 1M-memory bank missed L2 about three
+/// times a posting (docs/BENCHMARKS.md, "Session 21"). Unit tests use tiny blocks, so their
+/// small banks span many.
+#[cfg(not(test))]
+const BLOCK: usize = 1 << 15;
+#[cfg(test)]
+const BLOCK: usize = 8;
+
+/// How many postings ahead [`accumulate`] asks for a slot's entries (measured: 8 to 32 alike).
+const PREFETCH_AHEAD: usize = 16;
+
+/// Adds term `id`'s contribution to every (allowed) document of `slots` (a run of its posting
+/// list, with the aligned `tfs`), with the contract's exact operation sequence. `allow` is
+/// read only when `FILTER`.
 #[inline(always)]
 fn accumulate<const FILTER: bool, const FIRST: bool>(
     s: &mut Scratch,
-    ix: &BankIndex,
+    run: (&[u32], &[u8]),
     id: u32,
     idf: f64,
     r: &Reads<'_>,
 ) {
     // Almost no bank holds a frequency of 255 or more: its loop skips the marker test.
     if r.big.is_empty() {
-        accumulate_with::<FILTER, FIRST, false>(s, ix, id, idf, r);
+        accumulate_with::<FILTER, FIRST, false>(s, run, id, idf, r);
     } else {
-        accumulate_with::<FILTER, FIRST, true>(s, ix, id, idf, r);
+        accumulate_with::<FILTER, FIRST, true>(s, run, id, idf, r);
     }
 }
 
 #[inline(always)]
 fn accumulate_with<const FILTER: bool, const FIRST: bool, const BIG: bool>(
     s: &mut Scratch,
-    ix: &BankIndex,
+    (slots, tfs): (&[u32], &[u8]),
     id: u32,
     idf: f64,
     r: &Reads<'_>,
 ) {
-    let size = r.slots.len();
-    let p = &ix.postings[id as usize];
+    let size = r.norm.len();
     // Equal-length local slices: the compiler keeps the pointers in registers (a push to
     // `touched` cannot move them) and can merge the bounds checks.
-    let acc = &mut s.acc[..size];
-    let hits = &mut s.hits[..size];
+    let tally = &mut s.tally[..size];
     let norm = &r.norm[..size];
-    let docs = &r.slots[..size];
+    let ordinals = &r.ordinals[..size];
     let touched = &mut s.touched;
-    for (&slot, &tf) in p.slots.iter().zip(&p.tfs) {
+    let base = r.base;
+    for (j, (&slot, &tf)) in slots.iter().zip(tfs).enumerate() {
+        // The slots' entries are scattered over the block: asked for a few postings ahead,
+        // their cache misses overlap (a quarter off the pass at 1M memories).
+        if let Some(&ahead) = slots.get(j + PREFETCH_AHEAD) {
+            prefetch(std::slice::from_ref(&tally[ahead as usize]));
+            prefetch(std::slice::from_ref(&norm[ahead as usize]));
+        }
         let i = slot as usize;
-        if FILTER && !r.allow.contains(docs[i].ordinal) {
+        if FILTER && !r.allow.contains(ordinals[i]) {
             continue;
         }
         let tf = f64::from(if BIG { tf_of(r.big, id, slot, tf) } else { u32::from(tf) });
         let c = idf * ((tf * K1_PLUS_1) / (tf + norm[i]));
-        if FIRST || hits[i] == 0 {
+        let t = &mut tally[i];
+        if FIRST || t.mark < base {
             touched.push(slot);
-            acc[i] = 0.0 + c;
-            hits[i] = 1;
+            *t = Tally { score: 0.0 + c, mark: base | 1 };
         } else {
-            acc[i] += c;
-            hits[i] += 1;
+            t.score += c;
+            t.mark += 1;
         }
     }
 }
 
+/// The end of the run of `slots` (ascending) that starts at `from` and stays below `end`:
+/// galloping from `from`, so a block's run costs the log of its own length, near postings the
+/// pass reads next, rather than a search of the whole list.
+fn run_end(slots: &[u32], from: usize, end: u32) -> usize {
+    let mut lo = from;
+    let mut step = 1;
+    while let Some(&slot) = slots.get(lo + step - 1) {
+        if slot >= end {
+            break;
+        }
+        lo += step;
+        step *= 2;
+    }
+    let hi = (lo + step - 1).min(slots.len());
+    lo + slots[lo..hi].partition_point(|&slot| slot < end)
+}
+
 impl BankIndex {
-    /// `norm(d)` per slot for the current `N` and `total_len`, computed once per write epoch.
+    /// `norm(d)` per slot for the current `N` and `total_len`, and the slots' ordinals, computed
+    /// once per write epoch.
     fn norms(&self) -> Arc<Norms> {
         let mut cache = self.norms.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(n) = cache.as_ref() {
@@ -163,7 +242,8 @@ impl BankIndex {
             .iter()
             .map(|s| BM25_K1 * ((1.0 - BM25_B) + BM25_B * (f64::from(s.len) / avgdl)))
             .collect();
-        let norms = Arc::new(Norms { values });
+        let ordinals = self.slots.iter().map(|s| s.ordinal).collect();
+        let norms = Arc::new(Norms { values, ordinals });
         *cache = Some(norms.clone());
         norms
     }
@@ -191,7 +271,7 @@ impl BankIndex {
             return then(state, None);
         }
         let norms = self.norms();
-        let norm = &norms.values;
+        let norm = &norms.values[..];
         let visited: usize = terms.iter().map(|&(id, _)| self.postings[id as usize].df()).sum();
 
         // A small filter is cheaper to score document at a time (binary search per term).
@@ -222,37 +302,43 @@ impl BankIndex {
             let mut guard = cell.borrow_mut();
             let s = &mut *guard;
             let size = self.slots.len();
-            if s.acc.len() < size {
-                s.acc.resize(size, 0.0);
-                s.hits.resize(size, 0);
-            }
-            s.touched.clear();
+            let base = s.begin(size);
             let none = AllowSet::default();
             let r = Reads {
-                slots: &self.slots,
+                ordinals: &norms.ordinals,
                 big: &self.big_tfs,
                 norm,
                 allow: allow.unwrap_or(&none),
+                base,
             };
-            for (i, &(id, idf)) in terms.iter().enumerate() {
-                // Specialised loops: the first term cannot meet a touched slot, and the filter
-                // test is hoisted out of the unfiltered case.
-                match (allow.is_some(), i == 0) {
-                    (false, true) => accumulate::<false, true>(s, self, id, idf, &r),
-                    (false, false) => accumulate::<false, false>(s, self, id, idf, &r),
-                    (true, true) => accumulate::<true, true>(s, self, id, idf, &r),
-                    (true, false) => accumulate::<true, false>(s, self, id, idf, &r),
+            // Each term's next posting to score, and how many touched slots the sink has seen.
+            let mut next = vec![0usize; terms.len()];
+            let mut sunk = 0;
+            for start in (0..size).step_by(BLOCK) {
+                let end = u32::try_from(start.saturating_add(BLOCK)).unwrap_or(u32::MAX);
+                for (i, &(id, idf)) in terms.iter().enumerate() {
+                    let p = &self.postings[id as usize];
+                    let from = next[i];
+                    let to = run_end(&p.slots, from, end);
+                    next[i] = to;
+                    let run = (&p.slots[from..to], &p.tfs[from..to]);
+                    // Specialised loops: the first term cannot meet a slot touched in this
+                    // block, and the filter test is hoisted out of the unfiltered case.
+                    match (allow.is_some(), i == 0) {
+                        (false, true) => accumulate::<false, true>(s, run, id, idf, &r),
+                        (false, false) => accumulate::<false, false>(s, run, id, idf, &r),
+                        (true, true) => accumulate::<true, true>(s, run, id, idf, &r),
+                        (true, false) => accumulate::<true, false>(s, run, id, idf, &r),
+                    }
                 }
+                for &slot in &s.touched[sunk..] {
+                    let t = s.tally[slot as usize];
+                    let hits = (t.mark - base) as u32;
+                    sink(state, Match { slot, score: t.score, hits });
+                }
+                sunk = s.touched.len();
             }
-            let Scratch { acc, hits, touched } = s;
-            for &slot in touched.iter() {
-                sink(state, Match { slot, score: acc[slot as usize], hits: hits[slot as usize] });
-            }
-            let out = then(state, Some(Accumulated { acc, hits, norm }));
-            for &slot in touched.iter() {
-                hits[slot as usize] = 0;
-            }
-            out
+            then(state, Some(Accumulated { tally: &s.tally, base, norm }))
         })
     }
 
@@ -267,17 +353,19 @@ impl BankIndex {
         then: impl FnOnce(Vec<Scored>, Vec<Scored>, Option<Accumulated<'_>>) -> R,
     ) -> R {
         let mut tops = (TopK::new(bm25_k), TopK::new(overlap_k));
+        let norms = self.norms();
+        let ordinals = &norms.ordinals[..];
         let sink = |(bm25, overlap): &mut (TopK, TopK), m: Match| {
             let score = canon(m.score);
             let hits = f64::from(m.hits);
             // Most candidates lose to the current k-th best on their scores alone; only the
-            // others need their ordinal (a random access) for the full key.
+            // others need their ordinal for the full key.
             let bm25_in = bm25.may_enter(score, 0.0);
             let overlap_in = overlap.may_enter(hits, score);
             if !(bm25_in || overlap_in) {
                 return;
             }
-            let ordinal = self.slots[m.slot as usize].ordinal;
+            let ordinal = ordinals[m.slot as usize];
             if bm25_in {
                 bm25.push(Key { primary: score, secondary: 0.0, ordinal });
             }
@@ -346,7 +434,13 @@ impl BankIndex {
         allow: Option<&AllowSet>,
         vector: Option<&[u8]>,
     ) -> Result<Vec<RecallRow>> {
-        Ok(self.recall_gated(query, limit, 0.0, weights, depth, allow, vector)?.0)
+        let dense = |v: &[u8], k: usize, allow: Option<&AllowSet>| self.dense_top(v, k, allow);
+        Ok(self.recall_gated(query, limit, 0.0, weights, depth, allow, vector, dense)?.0)
+    }
+
+    /// The depth each stream is read to: `depth`, checked, or [`DEFAULT_DEPTH`].
+    pub fn stream_depth(depth: Option<i64>) -> Result<usize> {
+        depth.map_or(Ok(DEFAULT_DEPTH), check_depth)
     }
 
     /// [`Self::recall`] with the lookup gate in its BM25 pass (docs/parity.md, "The lookup
@@ -354,6 +448,11 @@ impl BankIndex {
     /// `lookup_ratio` (> 0) times the second, the dense stream is left out, as by `recall`
     /// with no vector and a dense weight of 0, and the flag is true. The same rows as that
     /// gate decided by `search_bm25(query, 2, allow)` first, for one lexical pass.
+    ///
+    /// The dense stream's list comes from `dense`, called (at most once, after the lexical
+    /// pass) as `dense(vector, depth, allow)` when the stream is used: it must return what
+    /// [`Self::search_dense`] would (a caller may have started that search on another thread
+    /// while this one runs the lexical pass).
     #[allow(clippy::too_many_arguments)]
     pub fn recall_gated(
         &self,
@@ -364,14 +463,12 @@ impl BankIndex {
         depth: Option<i64>,
         allow: Option<&AllowSet>,
         vector: Option<&[u8]>,
+        dense: impl FnOnce(&[u8], usize, Option<&AllowSet>) -> Result<Vec<Scored>>,
     ) -> Result<(Vec<RecallRow>, bool)> {
         let limit = check_k(limit)?;
         let weights = weights.unwrap_or(&DEFAULT_WEIGHTS);
         check_weights(weights, 3)?;
-        let depth = match depth {
-            Some(d) => check_depth(d)?,
-            None => DEFAULT_DEPTH,
-        };
+        let depth = Self::stream_depth(depth)?;
         if !lookup_ratio.is_finite() || lookup_ratio < 0.0 {
             return Err(Error::BadLookupRatio);
         }
@@ -395,7 +492,7 @@ impl BankIndex {
             let gated = gating && bm25.len() >= 2 && bm25[0].1 >= lookup_ratio * bm25[1].1;
             bm25.truncate(depth);
             let (dense, qvec) = match (vector, gated) {
-                (Some(v), false) => (self.dense_top(v, depth, allow)?, qvec),
+                (Some(v), false) => (dense(v, depth, allow)?, qvec),
                 _ => (Vec::new(), None),
             };
             let w_dense = if qvec.is_some() { weights[2] } else { 0.0 };
@@ -452,10 +549,10 @@ impl BankIndex {
         acc: Option<&Accumulated<'_>>,
     ) -> (f64, u32) {
         let slot = slot32 as usize;
-        let (norm, known) = match acc {
-            Some(a) if a.hits[slot] == 0 => return (0.0, 0),
-            Some(a) if a.norm[slot] <= BM25_K1 => return (a.acc[slot], a.hits[slot]),
-            Some(a) => (a.norm[slot], a.hits[slot]),
+        let (norm, known) = match acc.map(|a| (a, a.hits(slot))) {
+            Some((_, 0)) => return (0.0, 0),
+            Some((a, hits)) if a.norm[slot] <= BM25_K1 => return (a.tally[slot].score, hits),
+            Some((a, hits)) => (a.norm[slot], hits),
             None => (self.norms().values[slot], u32::MAX),
         };
         // A longer-than-average document scores as one of average length here: the fused
@@ -622,6 +719,104 @@ mod tests {
             assert_eq!(rows.len(), 4);
             assert_eq!(rows, fresh.recall(q, 10, None, None, None, None).unwrap());
         }
+    }
+
+    #[test]
+    fn run_end_finds_each_boundary() {
+        let slots: Vec<u32> = (0..200u32).map(|i| i * 3 + i % 7).collect();
+        for from in [0, 1, 5, 63, 64, 150, 199, 200] {
+            for end in [0, 1, 2, 3, 100, 300, 301, 598, 599, 600, 10_000] {
+                let want = from + slots[from..].partition_point(|&s| s < end);
+                assert_eq!(run_end(&slots, from, end), want, "from {from} end {end}");
+            }
+        }
+        assert_eq!(run_end(&[], 0, 5), 0);
+    }
+
+    /// Many blocks (eight slots each under test), reused slots, frequencies past a byte and a
+    /// filter: every score is the contract's sum in query order over the document's terms,
+    /// evaluated directly from its words.
+    #[test]
+    fn blocked_pass_equals_direct_scoring() {
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let words = ["alpha", "bravo", "delta", "echo", "golf", "hotel", "kilo", "lima"];
+        let mut docs: std::collections::BTreeMap<u32, Vec<&str>> = Default::default();
+        let mut ix = BankIndex::new(0).unwrap();
+        for o in 0..400u32 {
+            let n = 1 + next(9) as usize;
+            let mut doc: Vec<&str> = (0..n).map(|_| words[next(8) as usize]).collect();
+            if o % 97 == 0 {
+                doc.extend(std::iter::repeat_n("kilo", 300));
+            }
+            ix.add(i64::from(o), &doc.join(" "), None).unwrap();
+            docs.insert(o, doc);
+        }
+        for o in (0..400u32).step_by(3) {
+            assert!(ix.remove(i64::from(o)).unwrap());
+            docs.remove(&o);
+        }
+        for o in 400..450u32 {
+            let doc = vec![words[next(8) as usize], words[next(8) as usize]];
+            ix.add(i64::from(o), &doc.join(" "), None).unwrap();
+            docs.insert(o, doc);
+        }
+        let n = docs.len() as u64;
+        let total: u64 = docs.values().map(|d| d.len() as u64).sum();
+        let direct = |query: &[&str]| -> Vec<(u32, f64, u32)> {
+            let mut out = Vec::new();
+            for (&o, doc) in &docs {
+                let mut score = 0.0;
+                let mut hits = 0;
+                for term in query {
+                    let tf = doc.iter().filter(|w| *w == term).count() as u32;
+                    if tf > 0 {
+                        let df = docs.values().filter(|d| d.contains(term)).count() as u64;
+                        score += bm25(n, df, tf, doc.len() as u32, total);
+                        hits += 1;
+                    }
+                }
+                if hits > 0 {
+                    out.push((o, score, hits));
+                }
+            }
+            out
+        };
+        let allow = AllowSet::from_ordinals((0..450).filter(|o| o % 5 != 0));
+        for query in [vec!["kilo"], vec!["golf", "alpha"], vec!["lima", "kilo", "echo", "bravo"]] {
+            let q = query.join(" ");
+            let mut want = direct(&query);
+            want.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            let bm25: Vec<Scored> = want.iter().map(|&(o, s, _)| (o, s)).collect();
+            assert_eq!(ix.search_bm25(&q, 1000, None).unwrap(), bm25, "{q}");
+            let kept: Vec<Scored> = bm25.iter().copied().filter(|e| e.0 % 5 != 0).collect();
+            assert_eq!(ix.search_bm25(&q, 1000, Some(&allow)).unwrap(), kept, "{q}");
+            want.sort_by(|a, b| b.2.cmp(&a.2).then(b.1.total_cmp(&a.1)).then(a.0.cmp(&b.0)));
+            let overlap: Vec<Scored> = want.iter().map(|&(o, _, h)| (o, f64::from(h))).collect();
+            assert_eq!(ix.search_overlap(&q, 1000, None).unwrap(), overlap, "{q}");
+        }
+    }
+
+    /// A query's marks tell its touched slots from earlier queries' without a clearing pass,
+    /// also across the wrap of the query counter.
+    #[test]
+    fn query_marks_survive_the_counter_wrapping() {
+        let ix = corpus();
+        let queries = ["rust error", "error traceback", "rust", "words only error"];
+        let want: Vec<_> =
+            queries.iter().map(|q| ix.recall(q, 10, None, None, None, None).unwrap()).collect();
+        SCRATCH.with(|cell| cell.borrow_mut().stamp = u32::MAX - 2);
+        for round in 0..3 {
+            for (q, w) in queries.iter().zip(&want) {
+                assert_eq!(&ix.recall(q, 10, None, None, None, None).unwrap(), w, "{round} {q}");
+            }
+        }
+        assert!(SCRATCH.with(|cell| cell.borrow().stamp) < 20);
     }
 
     #[test]

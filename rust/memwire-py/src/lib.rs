@@ -17,6 +17,8 @@ use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyBytes, PyDict, PyInt, PyString};
 
+mod dense_helper;
+
 /// Raises the `memwire.errors` class of `err` with its exact message. The module is imported at
 /// raise time so the classes are the very ones the rest of the package catches.
 fn raise(py: Python<'_>, err: Error) -> PyErr {
@@ -202,7 +204,8 @@ fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 /// Thread-safe: searches share a read lock and run without the GIL; writes take the write lock.
 #[pyclass(module = "memwire._kernel._native", name = "BankIndex", frozen)]
 struct BankIndex {
-    inner: RwLock<CoreIndex>,
+    /// Shared with a recall's dense helper thread (`dense_helper`).
+    inner: Arc<RwLock<CoreIndex>>,
     /// The served pack's terms of recently packed memories: beside the lock, not under it, so
     /// a pack never waits behind a queued writer (it has a mutex of its own).
     pack_terms: pack::PackTerms,
@@ -210,7 +213,7 @@ struct BankIndex {
 
 impl BankIndex {
     fn wrap(index: CoreIndex) -> Self {
-        Self { inner: RwLock::new(index), pack_terms: pack::PackTerms::default() }
+        Self { inner: Arc::new(RwLock::new(index)), pack_terms: pack::PackTerms::default() }
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, CoreIndex> {
@@ -448,7 +451,18 @@ impl BankIndex {
         };
         let allow = allow_arg(allow)?;
         py.detach(|| {
-            self.read().recall_gated(
+            let _busy = dense_helper::Busy::enter();
+            let ix = self.read();
+            let helper = vector.as_deref().and_then(|v| {
+                dense_helper::Helper::start(&self.inner, &ix, v, depth, allow.as_ref())
+            });
+            let dense = |v: &[u8], k: usize, allow: Option<&CoreAllow>| match helper
+                .and_then(|h| h.take(k))
+            {
+                Some(found) => found,
+                None => ix.search_dense(v, k as i64, allow),
+            };
+            ix.recall_gated(
                 &query,
                 limit,
                 lookup_ratio,
@@ -456,6 +470,7 @@ impl BankIndex {
                 depth,
                 allow.as_deref(),
                 vector.as_deref(),
+                dense,
             )
         })
         .or_raise(py)
@@ -715,6 +730,21 @@ impl StaticEmbedder {
     }
 }
 
+/// Whether a recall with a query vector may search the dense stream on a helper thread beside
+/// its lexical pass, and from how many vectors in the bank (on, from `DENSE_GRAPH_MIN`, by
+/// default; rankings are the same either way); the previous settings.
+#[pyfunction]
+#[pyo3(signature = (on, min_vectors = dense_helper::HELPER_MIN_VECTORS))]
+fn set_recall_helpers(on: bool, min_vectors: u64) -> (bool, u64) {
+    dense_helper::configure(on, min_vectors)
+}
+
+/// How many dense helper threads recalls have started in this process.
+#[pyfunction]
+fn recall_helpers_started() -> u64 {
+    dense_helper::started()
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CONTRACT_VERSION", CONTRACT_VERSION)?;
@@ -724,6 +754,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trim_to_budget, m)?)?;
     m.add_function(wrap_pyfunction!(may_redact_many, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
+    m.add_function(wrap_pyfunction!(set_recall_helpers, m)?)?;
+    m.add_function(wrap_pyfunction!(recall_helpers_started, m)?)?;
     m.add_class::<BankIndex>()?;
     m.add_class::<DenseGraphBuild>()?;
     m.add_class::<AllowSet>()?;
