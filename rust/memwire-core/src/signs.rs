@@ -22,6 +22,13 @@ pub fn push(out: &mut Vec<u64>, v: &[i16], words: usize) {
 /// distance fits a u16.
 pub fn distances(signs: &[u64], q: &[u64]) -> (Vec<u16>, Vec<u32>) {
     #[cfg(target_arch = "x86_64")]
+    if q.len() == 4 && has_avx2() {
+        // SAFETY: the CPU has AVX2 (checked just above); rows are 4 words wide.
+        let dist = unsafe { distances_avx2_w4(signs, q) };
+        let at = histogram(&dist, 64 * 4 + 1);
+        return (dist, at);
+    }
+    #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("popcnt") {
         // SAFETY: the CPU has `popcnt` (checked just above).
         return unsafe { distances_popcnt(signs, q) };
@@ -65,6 +72,67 @@ fn distances_of_width(signs: &[u64], q: &[u64], words: usize) -> (Vec<u16>, Vec<
     }
     let at = histogram(&dist, 64 * words + 1);
     (dist, at)
+}
+
+/// The distances of 4-word rows (256 dimensions, the bundled embedder's) with AVX2: a row is one
+/// 32-byte register, its bits counted a nibble at a time by a table lookup (`vpshufb`) and
+/// summed per 8 bytes (`vpsadbw`); four rows' partial sums are then added into one register.
+/// A scan of 100,000 rows spent a third of its time in the scalar loop's `popcnt`s; this does
+/// the same count in about a quarter of the instructions.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn distances_avx2_w4(signs: &[u64], q: &[u64]) -> Vec<u16> {
+    use std::arch::x86_64::{
+        __m256i, _mm256_add_epi64, _mm256_add_epi8, _mm256_and_si256, _mm256_loadu_si256,
+        _mm256_permute2x128_si256, _mm256_sad_epu8, _mm256_set1_epi8, _mm256_setr_epi8,
+        _mm256_setzero_si256, _mm256_shuffle_epi8, _mm256_srli_epi16, _mm256_storeu_si256,
+        _mm256_unpackhi_epi64, _mm256_unpacklo_epi64, _mm256_xor_si256,
+    };
+    assert_eq!(q.len(), 4, "rows of 4 words");
+    let rows = signs.len() / 4;
+    let mut dist = vec![0u16; rows];
+    // SAFETY (all loads): `q` holds 4 u64s (32 bytes), and every row read below lies within
+    // `signs` (`r + 4 <= rows` rows of 4 words each); unaligned loads and stores are used.
+    let qv = unsafe { _mm256_loadu_si256(q.as_ptr().cast::<__m256i>()) };
+    let nibbles = _mm256_setr_epi8(
+        0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3,
+        3, 4,
+    );
+    let low = _mm256_set1_epi8(0x0f);
+    let zero = _mm256_setzero_si256();
+    // The set bits of row `i` (words at `base + 4 * i`) differing from `q`, as four sums of 8
+    // bytes each.
+    macro_rules! counts {
+        ($base:expr, $i:expr) => {{
+            let row = unsafe { _mm256_loadu_si256($base.add(4 * $i).cast::<__m256i>()) };
+            let x = _mm256_xor_si256(row, qv);
+            let lo = _mm256_shuffle_epi8(nibbles, _mm256_and_si256(x, low));
+            let hi = _mm256_shuffle_epi8(nibbles, _mm256_and_si256(_mm256_srli_epi16(x, 4), low));
+            _mm256_sad_epu8(_mm256_add_epi8(lo, hi), zero)
+        }};
+    }
+    let mut r = 0;
+    let mut sums = [0u64; 4];
+    while r + 4 <= rows {
+        let base = signs[4 * r..].as_ptr();
+        let (a, b, c, d) = (counts!(base, 0), counts!(base, 1), counts!(base, 2), counts!(base, 3));
+        // [a0+a1, b0+b1 | a2+a3, b2+b3], the same of c and d, then the halves added: [a, b, c, d].
+        let ab = _mm256_add_epi64(_mm256_unpacklo_epi64(a, b), _mm256_unpackhi_epi64(a, b));
+        let cd = _mm256_add_epi64(_mm256_unpacklo_epi64(c, d), _mm256_unpackhi_epi64(c, d));
+        let all = _mm256_add_epi64(
+            _mm256_permute2x128_si256::<0x20>(ab, cd),
+            _mm256_permute2x128_si256::<0x31>(ab, cd),
+        );
+        unsafe { _mm256_storeu_si256(sums.as_mut_ptr().cast::<__m256i>(), all) };
+        for (d, &s) in dist[r..r + 4].iter_mut().zip(&sums) {
+            *d = s as u16; // at most 256
+        }
+        r += 4;
+    }
+    for (d, row) in dist[r..].iter_mut().zip(signs[4 * r..].chunks_exact(4)) {
+        *d = row.iter().zip(q).map(|(w, v)| (w ^ v).count_ones()).sum::<u32>() as u16;
+    }
+    dist
 }
 
 /// How many of `dist` hold each value below `buckets` (all of them do).
@@ -238,6 +306,34 @@ pub fn prefetch<T>(row: &[T]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every path to the distances of 4-word rows (AVX2 where the CPU has it) gives the
+    /// portable loop's counts, for row counts around the four-row step and all-ones words.
+    #[test]
+    fn distances_of_four_word_rows_agree() {
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for rows in [0usize, 1, 3, 4, 5, 8, 31, 37] {
+            let mut signs: Vec<u64> = (0..4 * rows).map(|_| next()).collect();
+            if rows > 2 {
+                signs[4..8].copy_from_slice(&[u64::MAX; 4]);
+            }
+            for q in [[next(), next(), next(), next()], [0; 4], [u64::MAX; 4]] {
+                let want = distances_portable(&signs, &q);
+                assert_eq!(distances(&signs, &q), want, "rows {rows}");
+                let by_hand: Vec<u16> = signs
+                    .chunks_exact(4)
+                    .map(|r| r.iter().zip(&q).map(|(a, b)| (a ^ b).count_ones() as u16).sum())
+                    .collect();
+                assert_eq!(want.0, by_hand);
+            }
+        }
+    }
 
     #[test]
     fn bits_and_distances() {
