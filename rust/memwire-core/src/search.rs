@@ -2,9 +2,9 @@
 //! "Filters", "Fusion").
 //!
 //! Scores are accumulated term at a time (within blocks of slots), query terms in order of
-//! first appearance, each contribution computed by the contract's exact sequence of f64 operations; a document's score
-//! therefore does not depend on how postings are visited, and selection is exact over every
-//! matching document.
+//! first appearance, each contribution computed by the contract's exact sequence of f64
+//! operations; a document's score therefore does not depend on how postings are visited, and
+//! selection is exact over every matching document.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -139,11 +139,11 @@ struct Reads<'a> {
 }
 
 /// Slots scored together: each query term's postings are added one block of slots at a time,
-/// so the block's accumulators, term counts and norms (20 bytes a slot, 640 KiB) stay in a
-/// core's L2 cache across the terms, and its matches are handed to the sink while they are
-/// still there. Term at a time over the whole bank, a 1M-memory bank missed L2 about three
-/// times a posting (docs/BENCHMARKS.md, "Session 21"). Unit tests use tiny blocks, so their
-/// small banks span many.
+/// so the block's tallies and norms (24 bytes a slot, 768 KiB) stay in a core's L2 cache
+/// across the terms, and its matches are handed to the sink while they are still there. Term
+/// at a time over the whole bank, a 1M-memory bank's pass waited mostly on cache misses of
+/// those per-slot arrays (docs/BENCHMARKS.md, "Session 21"). Unit tests use tiny blocks, so
+/// their small banks span many.
 #[cfg(not(test))]
 const BLOCK: usize = 1 << 15;
 #[cfg(test)]
@@ -258,19 +258,17 @@ impl BankIndex {
     /// Scores every live (allowed) document matching a term of `terms` (id, idf), hands each
     /// match to `sink`, then calls `then` with the per-slot accumulators when the matches were
     /// scored term at a time (`None` when a small filter scored them document at a time).
-    /// `state` is threaded through both, so `then` can read what `sink` gathered.
+    /// `state` is threaded through both, so `then` can read what `sink` gathered. `terms` is not
+    /// empty; `norms` are [`BankIndex::norms`].
     fn lexical<S, R>(
         &self,
+        norms: &Norms,
         terms: &[(u32, f64)],
         allow: Option<&AllowSet>,
         state: &mut S,
         mut sink: impl FnMut(&mut S, Match),
         then: impl FnOnce(&mut S, Option<Accumulated<'_>>) -> R,
     ) -> R {
-        if terms.is_empty() {
-            return then(state, None);
-        }
-        let norms = self.norms();
         let norm = &norms.values[..];
         let visited: usize = terms.iter().map(|&(id, _)| self.postings[id as usize].df()).sum();
 
@@ -352,7 +350,11 @@ impl BankIndex {
         overlap_k: usize,
         then: impl FnOnce(Vec<Scored>, Vec<Scored>, Option<Accumulated<'_>>) -> R,
     ) -> R {
+        if terms.is_empty() {
+            return then(Vec::new(), Vec::new(), None);
+        }
         let mut tops = (TopK::new(bm25_k), TopK::new(overlap_k));
+        // Read once per query: the pass's norms and the sink's ordinals.
         let norms = self.norms();
         let ordinals = &norms.ordinals[..];
         let sink = |(bm25, overlap): &mut (TopK, TopK), m: Match| {
@@ -373,7 +375,7 @@ impl BankIndex {
                 overlap.push(Key { primary: hits, secondary: score, ordinal });
             }
         };
-        self.lexical(terms, allow, &mut tops, sink, |tops, acc| {
+        self.lexical(&norms, terms, allow, &mut tops, sink, |tops, acc| {
             let out = |t: &mut TopK| {
                 let t = std::mem::replace(t, TopK::new(0));
                 t.into_sorted().into_iter().map(|k| (k.ordinal, k.primary)).collect()
