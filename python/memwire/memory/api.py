@@ -88,6 +88,7 @@ from memwire.store import (
     open_store,
     space_mismatch,
 )
+from memwire.store.checkpoints import checkpoints_held
 from memwire.store.loss import store_loss
 from memwire.store.watchable import Watchable
 
@@ -189,6 +190,8 @@ class Memory:
         else:
             self._store = open_store(default_store() if path is None else path)
         self._ephemeral = not self._store.durable
+        # Commits and their applies hold the store's log checkpoints back (store/checkpoints.py).
+        self._checkpoints_held = checkpoints_held(self._store)
         self._lock = threading.Lock()
         self._banks: dict[str, BankState] = {}
         self._rows = RowCache()  # recall's read-back, every bank's (memory/row_cache.py)
@@ -601,10 +604,15 @@ class Memory:
         imported: bool = False,
     ) -> WriteResult:
         """Write ``items`` (with their vectors) in one transaction, then apply it to the index."""
-        result = self._store.write(
-            bank, items, config.retain_tags if use_config else None, imported=imported, space=space
-        )
-        self._apply(result)
+        with self._checkpoints_held():
+            result = self._store.write(
+                bank,
+                items,
+                config.retain_tags if use_config else None,
+                imported=imported,
+                space=space,
+            )
+            self._apply(result)
         return result
 
     def retain(

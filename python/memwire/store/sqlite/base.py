@@ -14,6 +14,7 @@ import random
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -24,6 +25,7 @@ from memwire.store.archive_sql import ARCHIVE_TABLE
 from memwire.store.loss import StoreLoss
 from memwire.store.protocol import CLOSED, MAX_ORDINAL
 from memwire.store.sqlite import ledger
+from memwire.store.sqlite.checkpoint import WRITER_CHECKPOINT_PAGES, Checkpointer
 from memwire.store.tag_case import fold_stored_tags
 
 __all__ = [
@@ -232,7 +234,12 @@ class SQLiteBase:
         self._ledger: ledger.Ledger | None = None
         self._loss: StoreLoss | None = None  # what loss() answers
         self._unsaved_loss: StoreLoss | None = None  # found at open, saved by the next commit
+        # WAL checkpoints off the commits (store/sqlite/checkpoint.py); none for :memory:.
+        self._checkpointer: Checkpointer | None = None
         if not self.ephemeral:
+            where = self._path  # not self: the thread must not keep an unclosed store alive
+            self._checkpointer = Checkpointer(lambda: _connect(where, uri=False))
+            weakref.finalize(self, self._checkpointer.close, False)
             target = Path(path)
             self._uri = target.absolute().as_uri() + "?mode=ro"
             self._prepare_file(target)
@@ -279,6 +286,9 @@ class SQLiteBase:
         # A bulk write touches the id and content-hash indexes at random places: with SQLite's
         # default 2 MiB cache, a 10,000-row batch into a 100k bank re-reads evicted pages.
         conn.execute(f"PRAGMA cache_size=-{WRITER_CACHE_KIB}")
+        if not self.ephemeral:
+            # Checkpoints are the checkpointer's; the writer's own only bound the log.
+            conn.execute(f"PRAGMA wal_autocheckpoint={WRITER_CHECKPOINT_PAGES}")
         ledger.ensure_counters(conn)
 
     def _check_loss(self) -> None:
@@ -320,10 +330,21 @@ class SQLiteBase:
             ledger.write_loss(conn, self._unsaved_loss)
         return ledger.bump_commits(conn)
 
-    def _after_commit(self, counters: tuple[int, int]) -> None:
+    def checkpoints_held(self) -> contextlib.AbstractContextManager[None]:
+        """A section in which no WAL checkpoint starts (for up to a second once one is due):
+        around a commit and the caller's work right after it (:mod:`memwire.store.checkpoints`)."""
+        if self._checkpointer is None:
+            return contextlib.nullcontext()
+        return self._checkpointer.held()
+
+    def _after_commit(self, counters: tuple[int, int], changed: int) -> None:
+        """Record the commit just made (``changed``: the rows it changed) and have its log
+        pages checkpointed in time."""
         self._unsaved_loss = None
         if self._ledger is not None:
             self._ledger.record(*counters)
+        if self._checkpointer is not None:
+            self._checkpointer.committed(changed)
 
     def _setup(self, conn: sqlite3.Connection) -> None:
         if not self.ephemeral:
@@ -471,6 +492,7 @@ class SQLiteBase:
         """Run ``fn`` inside ``BEGIN IMMEDIATE`` ... ``COMMIT``, with retry."""
 
         def tx(conn: sqlite3.Connection) -> T:
+            before = conn.total_changes
             conn.execute("BEGIN IMMEDIATE")
             try:
                 result = fn(conn)
@@ -481,7 +503,7 @@ class SQLiteBase:
                     with contextlib.suppress(sqlite3.Error):  # keep the error that failed it
                         conn.execute("ROLLBACK")
                 raise
-            self._after_commit(counters)
+            self._after_commit(counters, conn.total_changes - before)
             return result
 
         return self._retry(tx, what)
@@ -500,6 +522,9 @@ class SQLiteBase:
         return self._retry(tx, what, self._reader)
 
     def close(self) -> None:
+        if self._checkpointer is not None:
+            # First: the store's writer, closed last, then checkpoints and removes the log.
+            self._checkpointer.close()
         with self._lock:
             if self._ledger is not None:
                 self._ledger.close()
