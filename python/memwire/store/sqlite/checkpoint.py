@@ -89,6 +89,7 @@ class Checkpointer:
         self._changed = 0  # rows changed by commits since the last checkpoint began
         self._last_commit = time.monotonic()
         self._holds = 0  # callers inside held()
+        self._held_back = False  # a due checkpoint waits for the holds to end
         self._thread: threading.Thread | None = None
         self._closed = False
         self.runs = 0
@@ -122,9 +123,9 @@ class Checkpointer:
     def held(self) -> Iterator[None]:
         """No checkpoint starts inside (for up to :data:`HOLD_MAX_S` once one is due): for a
         commit and the work that follows it, a bulk write's rows applied to an index while
-        recalls wait. A checkpoint beside that work made it 20-30% slower on 2 cores
-        (docs/BENCHMARKS.md, "Session 22"); after it, it runs beside the next batch's
-        preparation instead."""
+        recalls wait. Applies of 10k rows beside the copy took 107-145 ms, held 94-128 (the
+        previous main 78-165; docs/BENCHMARKS.md, "Session 22"); after the apply, the copy runs
+        beside the next batch's preparation."""
         with self._cv:
             self._holds += 1
         try:
@@ -132,7 +133,9 @@ class Checkpointer:
         finally:
             with self._cv:
                 self._holds -= 1
-                if not self._holds:
+                # Wake the thread only when a checkpoint waits for this: a wake-up per write
+                # took the GIL from the writer (single retains ~20% slower in process).
+                if not self._holds and self._held_back:
                     self._cv.notify()
 
     def close(self, wait: bool = True) -> None:
@@ -155,8 +158,9 @@ class Checkpointer:
             if self._changed and (self._changed >= self._rows or quiet >= self._idle_s):
                 due_since = now if due_since is None else due_since
                 if not self._holds or now - due_since >= HOLD_MAX_S:
-                    self._changed = 0
+                    self._changed, self._held_back = 0, False
                     return True
+                self._held_back = True
                 wait = HOLD_MAX_S - (now - due_since)
             elif self._changed:
                 wait = self._idle_s - quiet
@@ -206,9 +210,9 @@ class Checkpointer:
 
 def _yield_the_cpus() -> None:
     """Lower this thread's scheduling priority to the lowest (Linux, where a thread has its own
-    nice value): a checkpoint is not urgent, and beside a bulk write and recalls on a machine
-    with few cores it otherwise takes a core from the requests being answered (recall p99
-    during a 10k-item write rose by 1-2 ms; docs/BENCHMARKS.md, "Session 22")."""
+    nice value): a checkpoint is not urgent, so under CPU contention the requests being
+    answered go first. (It did not change the recall p99 during a 10k write measured in
+    docs/BENCHMARKS.md, "Session 22": that cost was not CPU time.)"""
     if sys.platform != "linux":
         return  # elsewhere the call would lower the whole process
     try:
